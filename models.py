@@ -1,0 +1,177 @@
+"""Typed actions, observations and states of both environments.
+
+These are the wire types of the server and the client: every other module
+imports from here, and this module imports nothing of the project's.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Optional
+
+from openenv.core.env_server.types import Action, Observation, State
+from pydantic import BaseModel, ConfigDict, Field
+
+EnvName = Literal["servicebench", "support_queue"]
+Difficulty = Literal["easy", "medium", "hard"]
+
+
+class TaskCard(BaseModel):
+    """What `/tasks` lists for one task, and what a state carries as its task."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str
+    env: EnvName
+    title: str
+    difficulty: Difficulty
+    description: str
+    max_steps: int = Field(description="Step budget: the episode ends when it is spent.")
+    alias: Optional[int] = Field(
+        default=None, description="Integer alias accepted as task_id (ServiceBench only)."
+    )
+
+
+class EpisodeObservation(Observation):
+    """Fields every observation of this server carries besides OpenEnv's own."""
+
+    task_id: str = ""
+    cumulative_reward: float = Field(
+        default=0.0, description="Running episode score in [0, 1]."
+    )
+    info: dict[str, Any] = Field(
+        default_factory=dict, description="Extra metadata, e.g. episode_id and step."
+    )
+
+
+class EpisodeState(State):
+    """Fields every state of this server carries besides OpenEnv's own."""
+
+    env: str = ""
+    task: Optional[TaskCard] = None
+    seed: Optional[int] = None
+    done: bool = False
+    cumulative_reward: float = 0.0
+
+
+# --------------------------------------------------------------------------- ServiceBench
+
+HttpMethod = Literal["GET", "POST", "PUT"]
+
+
+class ServiceBenchAction(Action):
+    """One API call against one of the three in-process services."""
+
+    service: str = Field(description='"user" | "order" | "inventory"')
+    endpoint: str = Field(description='API path, e.g. "/users/lookup"')
+    method: str = Field(default="GET", description='"GET" | "POST" | "PUT"')
+    params: dict[str, Any] = Field(
+        default_factory=dict, description="Endpoint-specific parameters"
+    )
+
+
+class EndpointSpec(BaseModel):
+    """One row of the endpoint catalogue shown to the agent."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    service: str
+    endpoint: str
+    method: HttpMethod
+    description: str
+    params: dict[str, dict[str, Any]] = Field(
+        description="Parameter name -> {type, required, description, default?}"
+    )
+
+
+class ServiceBenchObservation(EpisodeObservation):
+    task_description: str = ""
+    api_response: dict[str, Any] = Field(default_factory=dict)
+    success: bool = True
+    error_message: Optional[str] = None
+    available_endpoints: list[dict[str, Any]] = Field(default_factory=list)
+    task_completed: bool = False
+
+
+class CallRecord(BaseModel):
+    """One call of a ServiceBench episode, as kept in its state."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    step: int
+    service: str
+    endpoint: str
+    method: str
+    params: dict[str, Any]
+    status_code: int
+    reward: float
+    signals: list[str] = Field(description="Reward-table rows this call triggered.")
+
+
+class ServiceBenchState(EpisodeState):
+    task_description: str = ""
+    task_completed: bool = False
+    milestones: list[str] = Field(default_factory=list)
+    call_history: list[CallRecord] = Field(default_factory=list)
+
+
+# --------------------------------------------------------------------------- Support Queue
+
+Priority = Literal["P1", "P2", "P3", "P4"]
+Queue = Literal["billing", "security", "technical", "success", "trust_safety"]
+Disposition = Literal["respond", "request_info", "escalate", "close"]
+
+PRIORITIES: tuple[str, ...] = ("P1", "P2", "P3", "P4")
+QUEUES: tuple[str, ...] = ("billing", "security", "technical", "success", "trust_safety")
+DISPOSITIONS: tuple[str, ...] = ("respond", "request_info", "escalate", "close")
+
+TEXT_FIELD_MAX_CHARS = 4000
+
+
+class SupportQueueAction(Action):
+    """The triage decision for the current ticket."""
+
+    priority: Priority
+    queue: Queue
+    disposition: Disposition
+    summary: str = Field(default="", max_length=TEXT_FIELD_MAX_CHARS,
+                         description="Short internal triage note")
+    response: str = Field(default="", max_length=TEXT_FIELD_MAX_CHARS,
+                          description="First customer-facing reply")
+    confidence: float = Field(default=0.5, ge=0.0, le=1.0)
+
+
+class Ticket(BaseModel):
+    """The customer ticket payload, exactly what the agent sees."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    ticket_id: str
+    subject: str
+    body: str
+    customer_tier: str
+    product_area: str
+    sla_hours: float
+    recent_events: list[str] = Field(default_factory=list)
+
+
+class SupportQueueObservation(EpisodeObservation):
+    task_title: str = ""
+    difficulty: str = ""
+    instructions: str = ""
+    current_index: int = 0
+    total_tickets: int = 0
+    ticket: Optional[Ticket] = None
+    allowed_priorities: list[str] = Field(default_factory=lambda: list(PRIORITIES))
+    allowed_queues: list[str] = Field(default_factory=lambda: list(QUEUES))
+    allowed_dispositions: list[str] = Field(default_factory=lambda: list(DISPOSITIONS))
+    scoring_weights: dict[str, float] = Field(default_factory=dict)
+    last_feedback: Optional[dict[str, Any]] = None
+
+
+class SupportQueueState(EpisodeState):
+    current_index: int = 0
+    total_tickets: int = 0
+    average_reward: float = 0.0
+    processed_ticket_ids: list[str] = Field(default_factory=list)
+    action_history: list[dict[str, Any]] = Field(default_factory=list)
+    grading_history: list[dict[str, Any]] = Field(default_factory=list)

@@ -1,0 +1,89 @@
+"""The FastAPI app: both environments at the root and each under its own prefix.
+
+    uvicorn server.app:app --port 8000      # or: uv run server
+
+The root serves every environment (the env is named in /reset, or inferred
+from the task id); `/servicebench` and `/support_queue` each serve one, with
+the full OpenEnv surface including the WebSocket `/ws`. All of them share one
+store of live HTTP episodes.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import Optional
+
+from fastapi import FastAPI
+from fastapi.middleware.cors import CORSMiddleware
+from fastapi.responses import HTMLResponse
+
+from server.body_limit import BodyLimitMiddleware
+from server.episode import EpisodeEnvironment
+from server.gateway import Gateway
+from server.home import render_home
+from server.http_api import build_surface, task_cards
+from server.servicebench_environment import ServiceBenchEnvironment
+from server.sessions import EpisodeStore
+from server.settings import Settings
+from server.support_queue_environment import SupportQueueEnvironment
+
+ENVIRONMENTS: tuple[type[EpisodeEnvironment], ...] = (
+    ServiceBenchEnvironment,
+    SupportQueueEnvironment,
+)
+TITLE = "ServiceBench + Support Queue"
+DESCRIPTION = (
+    "OpenEnv environment server with two agent environments: ServiceBench (multi-service "
+    "API workflows over users, orders and inventory) and Support Queue (SaaS ticket triage)."
+)
+
+
+def create_app(settings: Optional[Settings] = None) -> FastAPI:
+    """Build the app; settings default to the environment variables."""
+    settings = settings or Settings.from_env()
+    store = EpisodeStore(settings.max_live_episodes, settings.episode_ttl_seconds)
+    root_gateway = Gateway(ENVIRONMENTS, store, settings.require_episode_id)
+    app = build_surface(root_gateway, settings, title=TITLE, description=DESCRIPTION)
+    for env in ENVIRONMENTS:
+        gateway = Gateway((env,), store, settings.require_episode_id)
+        surface = build_surface(gateway, settings, title=env.env_name, description=env.description)
+        app.mount(f"/{env.env_name}", surface)
+
+    home = render_home(task_cards(root_gateway))
+
+    @app.get("/", response_class=HTMLResponse, include_in_schema=False)
+    async def index() -> str:
+        return home
+
+    app.state.store = store
+    app.state.settings = settings
+    if settings.cors_origins:
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=list(settings.cors_origins),
+            allow_methods=["GET", "POST"],
+            allow_headers=["Content-Type", "X-Episode-Id"],
+        )
+    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
+    return app
+
+
+app = create_app()
+
+
+def main() -> None:
+    """Serve the app with uvicorn on $HOST:$PORT (default 0.0.0.0:8000)."""
+    import uvicorn
+
+    logging.basicConfig(level=logging.INFO)
+    uvicorn.run(
+        app,
+        host=os.environ.get("HOST", "0.0.0.0"),
+        port=int(os.environ.get("PORT", "8000")),
+        timeout_graceful_shutdown=10,
+    )
+
+
+if __name__ == "__main__":
+    main()

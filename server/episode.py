@@ -1,0 +1,164 @@
+"""The episode mechanism both environments share.
+
+An `EpisodeEnvironment` is one episode's worth of state: `reset` picks a task
+and starts it, `step` applies one action until the episode is done. The
+bookkeeping that is the same for every environment (task lookup, episode id,
+step counting, the done guard, the common observation fields) lives here, so
+that an environment only writes what is its own: `_start` and `_apply`.
+"""
+
+from __future__ import annotations
+
+import secrets
+from abc import abstractmethod
+from typing import Any, ClassVar, Generic, Optional, TypeVar
+
+from openenv.core.env_server.interfaces import Environment
+from openenv.core.env_server.types import Action, EnvironmentMetadata
+
+from models import EpisodeObservation, EpisodeState, TaskCard
+
+ActT = TypeVar("ActT", bound=Action)
+ObsT = TypeVar("ObsT", bound=EpisodeObservation)
+StateT = TypeVar("StateT", bound=EpisodeState)
+
+README_URL = "https://huggingface.co/spaces/openenv/servicebench-support-queue/blob/main/README.md"
+VERSION = "1.0.0"
+
+
+class EpisodeError(Exception):
+    """A request that the episode cannot serve; `status` is its HTTP status."""
+
+    status: ClassVar[int] = 400
+
+
+class UnknownTaskError(EpisodeError):
+    status = 404
+
+
+class EpisodeFinishedError(EpisodeError):
+    status = 409
+
+
+class EpisodeNotStartedError(EpisodeError):
+    status = 409
+
+
+def new_episode_id() -> str:
+    """An unguessable episode id (128 bits from the OS's CSPRNG)."""
+    return secrets.token_urlsafe(16)
+
+
+class EpisodeEnvironment(Environment[ActT, ObsT, StateT], Generic[ActT, ObsT, StateT]):
+    """Base of both environments: one instance is one episode at a time."""
+
+    SUPPORTS_CONCURRENT_SESSIONS = True
+
+    env_name: ClassVar[str]
+    action_cls: ClassVar[type[Action]]
+    observation_cls: ClassVar[type[EpisodeObservation]]
+    state_cls: ClassVar[type[EpisodeState]]
+    description: ClassVar[str]
+    tasks: ClassVar[tuple[TaskCard, ...]]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.episode_id: str = ""
+        self.task: Optional[TaskCard] = None
+        self.seed: Optional[int] = None
+        self.step_count = 0
+        self.done = False
+
+    # ------------------------------------------------------------------ tasks
+
+    @classmethod
+    def resolve_task(cls, task_id: Any = None) -> TaskCard:
+        """The card for `task_id` (an id, or an integer alias); the first task if None."""
+        if task_id is None:
+            return cls.tasks[0]
+        for card in cls.tasks:
+            if task_id == card.id or (
+                card.alias is not None and str(task_id).strip() == str(card.alias)
+            ):
+                return card
+        known = ", ".join(card.id for card in cls.tasks)
+        raise UnknownTaskError(
+            f"unknown task_id {task_id!r} for env {cls.env_name!r}; known tasks: {known}"
+        )
+
+    @classmethod
+    def owns_task(cls, task_id: Any) -> bool:
+        try:
+            cls.resolve_task(task_id)
+        except UnknownTaskError:
+            return False
+        return True
+
+    @classmethod
+    def environment_metadata(cls) -> EnvironmentMetadata:
+        return EnvironmentMetadata(
+            name=cls.env_name,
+            description=cls.description,
+            version=VERSION,
+            documentation_url=README_URL,
+        )
+
+    def get_metadata(self) -> EnvironmentMetadata:
+        return self.environment_metadata()
+
+    # ------------------------------------------------------------- lifecycle
+
+    def reset(
+        self,
+        seed: Optional[int] = None,
+        episode_id: Optional[str] = None,
+        task_id: Any = None,
+        **kwargs: Any,
+    ) -> ObsT:
+        """Start `task_id` afresh; `seed` picks a variant (None: the canonical task)."""
+        card = self.resolve_task(task_id)
+        self.task = card
+        self.seed = seed
+        self.episode_id = episode_id or new_episode_id()
+        self.step_count = 0
+        self.done = False
+        return self._finish(self._start(card, seed))
+
+    def step(self, action: ActT, timeout_s: Optional[float] = None, **kwargs: Any) -> ObsT:
+        """Apply one action; past the end of the episode this raises instead."""
+        if self.task is None:
+            raise EpisodeNotStartedError("no episode is running: call reset first")
+        if self.done:
+            raise EpisodeFinishedError(
+                f"episode {self.episode_id} is done: call reset to start a new one"
+            )
+        self.step_count += 1
+        observation = self._apply(action)
+        if self.step_count >= self.task.max_steps:
+            observation.done = True
+        self.done = observation.done
+        return self._finish(observation)
+
+    def _finish(self, observation: ObsT) -> ObsT:
+        observation.task_id = self.task.id if self.task else ""
+        observation.info = {
+            **observation.info,
+            "episode_id": self.episode_id,
+            "env": self.env_name,
+            "step": self.step_count,
+            "max_steps": self.task.max_steps if self.task else 0,
+        }
+        return observation
+
+    @property
+    @abstractmethod
+    def score(self) -> float:
+        """The episode score in [0, 1] so far."""
+
+    @abstractmethod
+    def _start(self, card: TaskCard, seed: Optional[int]) -> ObsT:
+        """Build the task's initial data and return the first observation."""
+
+    @abstractmethod
+    def _apply(self, action: ActT) -> ObsT:
+        """Apply one action; set `done` and `reward` on the observation."""

@@ -1,0 +1,115 @@
+"""MCP over JSON-RPC 2.0 (`POST /mcp`): the episode operations as MCP tools.
+
+Tools: `reset`, `step`, `state` and `list_tasks`. They run through the same
+`Gateway` as the HTTP routes, so an episode started over MCP can be stepped
+over HTTP and the other way round. Every request, even a malformed one,
+answers 200 with a JSON-RPC response, as the MCP transport expects.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Optional
+
+from server.episode import EpisodeError
+from server.gateway import Gateway, ResetRequest
+
+PROTOCOL_VERSION = "2025-06-18"
+PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS = -32700, -32600, -32601, -32602
+
+
+def _error(code: int, message: str, request_id: Any = None) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+
+
+def _ok(result: Any, request_id: Any) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "result": result}
+
+
+def tool_list(gateway: Gateway) -> list[dict[str, Any]]:
+    actions = [env.action_cls.model_json_schema() for env in gateway.envs]
+    action = actions[0] if len(actions) == 1 else {"anyOf": actions}
+    episode = {"episode_id": {"type": "string", "description": "The id /reset returned"}}
+    return [
+        {
+            "name": "reset",
+            "description": "Start an episode of a task; returns the first observation and its episode_id.",
+            "inputSchema": ResetRequest.model_json_schema(),
+        },
+        {
+            "name": "step",
+            "description": "Apply one action to an episode; returns observation, reward and done.",
+            "inputSchema": {
+                "type": "object",
+                "required": ["episode_id", "action"],
+                "properties": {**episode, "action": action},
+            },
+        },
+        {
+            "name": "state",
+            "description": "The full state of an episode.",
+            "inputSchema": {"type": "object", "required": ["episode_id"], "properties": episode},
+        },
+        {
+            "name": "list_tasks",
+            "description": "Every task: id, env, title, difficulty, description, step budget.",
+            "inputSchema": {"type": "object", "properties": {}},
+        },
+    ]
+
+
+def _call(gateway: Gateway, name: Any, arguments: dict[str, Any]) -> Any:
+    if name == "reset":
+        env, observation = gateway.reset(arguments)
+        return {**json.loads(observation.model_dump_json()), "episode_id": env.episode_id}
+    if name == "step":
+        env, observation = gateway.step(arguments.get("episode_id"), arguments.get("action"))
+        return json.loads(observation.model_dump_json())
+    if name == "state":
+        return json.loads(gateway.find(arguments.get("episode_id")).state.model_dump_json())
+    if name == "list_tasks":
+        return [card.model_dump() for env in gateway.envs for card in env.tasks]
+    raise LookupError(f"unknown tool {name!r}; tools: reset, step, state, list_tasks")
+
+
+def handle(gateway: Gateway, raw: bytes) -> dict[str, Any]:
+    """The JSON-RPC response to one raw request body."""
+    try:
+        request = json.loads(raw) if raw.strip() else None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        return _error(PARSE_ERROR, f"Parse error: {exc}")
+    if not isinstance(request, dict) or request.get("jsonrpc") != "2.0" or not isinstance(
+        request.get("method"), str
+    ):
+        return _error(INVALID_REQUEST, 'Invalid request: expected {"jsonrpc": "2.0", "method": ..., "id": ...}')
+    request_id: Optional[Any] = request.get("id")
+    method = request["method"]
+    params = request.get("params") or {}
+    if not isinstance(params, dict):
+        return _error(INVALID_PARAMS, "params must be an object", request_id)
+    if method == "initialize":
+        return _ok(
+            {
+                "protocolVersion": PROTOCOL_VERSION,
+                "capabilities": {"tools": {"listChanged": False}},
+                "serverInfo": {"name": "+".join(gateway.env_names), "version": "1.0.0"},
+            },
+            request_id,
+        )
+    if method == "tools/list":
+        return _ok({"tools": tool_list(gateway)}, request_id)
+    if method != "tools/call":
+        return _error(METHOD_NOT_FOUND, f"Method not found: {method}", request_id)
+    arguments = params.get("arguments") or {}
+    if not isinstance(arguments, dict):
+        return _error(INVALID_PARAMS, "arguments must be an object", request_id)
+    try:
+        result = _call(gateway, params.get("name"), arguments)
+    except LookupError as exc:
+        return _error(INVALID_PARAMS, str(exc), request_id)
+    except EpisodeError as exc:
+        text = json.dumps({"detail": str(exc), "status": exc.status})
+        return _ok({"content": [{"type": "text", "text": text}], "isError": True}, request_id)
+    text = json.dumps(result)
+    return _ok({"content": [{"type": "text", "text": text}], "structuredContent": {"result": result},
+                "isError": False}, request_id)

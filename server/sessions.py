@@ -1,0 +1,108 @@
+"""Live HTTP episodes: lookup by id, idle expiry and a cap on how many live at once.
+
+Every stateful HTTP route of every environment goes through one `EpisodeStore`.
+Episodes are kept in least-recently-used order, so the longest-idle episode is
+always the first one, expiry is a scan from the front, and making room costs
+O(1). At the cap the store drops finished episodes first (oldest first), then
+the longest-idle live one, so a client that plays episodes back to back never
+sees an error; a dropped or expired episode answers 404 afterwards.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+from typing import Callable, Optional
+
+from server.episode import EpisodeEnvironment, EpisodeError
+
+
+class EpisodeNotFoundError(EpisodeError):
+    status = 404
+
+
+class EpisodeIdRequiredError(EpisodeError):
+    status = 400
+
+
+class EpisodeStore:
+    """The live episodes of one server process (the event loop is its only user)."""
+
+    def __init__(
+        self,
+        max_live: int,
+        ttl_seconds: float,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if max_live < 1:
+            raise ValueError("max_live must be at least 1")
+        self.max_live = max_live
+        self.ttl_seconds = ttl_seconds
+        self._clock = clock
+        self._episodes: OrderedDict[str, tuple[EpisodeEnvironment, float]] = OrderedDict()
+        self._finished: OrderedDict[str, None] = OrderedDict()
+        self._latest: dict[Optional[str], str] = {}
+        self.evicted = 0
+        self.expired = 0
+
+    def __len__(self) -> int:
+        return len(self._episodes)
+
+    def __contains__(self, episode_id: str) -> bool:
+        return episode_id in self._episodes
+
+    def add(self, env: EpisodeEnvironment) -> None:
+        """Register a freshly reset episode, making room if the store is full."""
+        now = self._clock()
+        self._drop(env.episode_id)
+        self._expire(now)
+        while len(self._episodes) >= self.max_live:
+            victim = next(iter(self._finished), None) or next(iter(self._episodes))
+            self._drop(victim)
+            self.evicted += 1
+        self._episodes[env.episode_id] = (env, now)
+        self._latest[env.env_name] = env.episode_id
+        self._latest[None] = env.episode_id
+        self.note_progress(env)
+
+    def get(self, episode_id: str, env_names: tuple[str, ...]) -> EpisodeEnvironment:
+        """The live episode `episode_id` of one of `env_names`, marked as just used."""
+        entry = self._episodes.get(episode_id)
+        now = self._clock()
+        if entry is not None and now - entry[1] > self.ttl_seconds:
+            self._drop(episode_id)
+            self.expired += 1
+            entry = None
+        if entry is None or entry[0].env_name not in env_names:
+            raise EpisodeNotFoundError(
+                f"no live {' or '.join(env_names)} episode with id {episode_id!r}: "
+                "it never existed, expired after "
+                f"{self.ttl_seconds:g}s idle, or was dropped to make room; call /reset"
+            )
+        self._episodes[episode_id] = (entry[0], now)
+        self._episodes.move_to_end(episode_id)
+        return entry[0]
+
+    def latest_id(self, env_name: Optional[str]) -> str:
+        """The id of the most recently reset episode (of `env_name`, or of any env)."""
+        episode_id = self._latest.get(env_name)
+        if episode_id is None or episode_id not in self._episodes:
+            raise EpisodeNotFoundError("no episode is running: call /reset first")
+        return episode_id
+
+    def note_progress(self, env: EpisodeEnvironment) -> None:
+        """Mark a finished episode as the first to drop when room is needed."""
+        if env.done and env.episode_id in self._episodes:
+            self._finished[env.episode_id] = None
+
+    def _expire(self, now: float) -> None:
+        while self._episodes:
+            episode_id, (_, last_used) = next(iter(self._episodes.items()))
+            if now - last_used <= self.ttl_seconds:
+                return
+            self._drop(episode_id)
+            self.expired += 1
+
+    def _drop(self, episode_id: str) -> None:
+        self._episodes.pop(episode_id, None)
+        self._finished.pop(episode_id, None)

@@ -1,0 +1,53 @@
+"""Server settings, read once from environment variables (documented in the README)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Mapping
+
+
+def _flag(value: str) -> bool:
+    return value.strip().lower() in {"1", "true", "yes", "on"}
+
+
+@dataclass(frozen=True)
+class Settings:
+    max_live_episodes: int = 10_000
+    """MAX_LIVE_EPISODES: live HTTP episodes kept at once; past it the store makes room."""
+    episode_ttl_seconds: float = 3600.0
+    """EPISODE_TTL_SECONDS: an HTTP episode idle this long expires (then 404)."""
+    require_episode_id: bool = False
+    """REQUIRE_EPISODE_ID: refuse /step and /state without an episode id (shared deployments)."""
+    max_body_bytes: int = 64 * 1024
+    """MAX_BODY_BYTES: a larger request body answers 413."""
+    max_ws_sessions: int = 4096
+    """MAX_WS_SESSIONS: concurrent WebSocket sessions per process; past it a new one is refused."""
+    cors_origins: tuple[str, ...] = ()
+    """CORS_ORIGINS: comma-separated origins allowed to call from a browser ('*' for any)."""
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] = os.environ) -> "Settings":
+        defaults = cls()
+
+        def number(name: str, default: float, kind: type) -> float:
+            raw = environ.get(name)
+            if raw is None or not raw.strip():
+                return default
+            try:
+                value = kind(raw)
+            except ValueError:
+                raise ValueError(f"{name} must be a number, got {raw!r}") from None
+            if value <= 0:
+                raise ValueError(f"{name} must be positive, got {raw!r}")
+            return value
+
+        origins = environ.get("CORS_ORIGINS", "")
+        return cls(
+            max_live_episodes=int(number("MAX_LIVE_EPISODES", defaults.max_live_episodes, int)),
+            episode_ttl_seconds=number("EPISODE_TTL_SECONDS", defaults.episode_ttl_seconds, float),
+            require_episode_id=_flag(environ.get("REQUIRE_EPISODE_ID", "")),
+            max_body_bytes=int(number("MAX_BODY_BYTES", defaults.max_body_bytes, int)),
+            max_ws_sessions=int(number("MAX_WS_SESSIONS", defaults.max_ws_sessions, int)),
+            cors_origins=tuple(o.strip() for o in origins.split(",") if o.strip()),
+        )
