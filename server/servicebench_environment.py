@@ -1,0 +1,121 @@
+"""The ServiceBench environment: an agent resolves customer requests by calling
+three in-process backend services, one API call per step.
+
+An episode is a fresh copy-on-write `ServiceState` over the shared seed data, the
+task's spec and the reward progress; `reset` and `step` therefore cost microseconds
+and an idle episode a few hundred bytes.
+
+Observation shape of `api_response` (one shape for every call):
+* success: ``{"status_code": 200, "data": {...the endpoint's response...}}``
+* failure: ``{"status_code": 400|404|405|409, "error": "what was wrong"}``, with
+  ``success: false`` and the same text in ``error_message``.
+The first observation (after reset) has ``api_response == {}``: no call was made yet.
+``info["reward_signals"]`` lists the reward-table rows the last call triggered.
+
+Every task has one canonical variant: the seed is recorded in the state and the
+episode is the same for any seed.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from mock_services import ServiceState, endpoint_catalogue
+from models import CallRecord, ServiceBenchAction, ServiceBenchObservation, ServiceBenchState, TaskCard
+from server.episode import EpisodeEnvironment
+from server.servicebench_rewards import ApiCall, Progress, score_call
+from server.servicebench_tasks import ENV_NAME, TASK_CARDS, TASK_SPECS, TaskSpec
+
+CallEntry = tuple[int, ApiCall, int, float, tuple[str, ...]]
+
+
+def api_response(status: int, body: dict[str, Any]) -> dict[str, Any]:
+    """The observation's `api_response`: the status code plus `data` or `error`."""
+    if status < 400:
+        return {"status_code": status, "data": body}
+    return {"status_code": status, "error": body.get("error", "request failed")}
+
+
+class ServiceBenchEnvironment(
+    EpisodeEnvironment[ServiceBenchAction, ServiceBenchObservation, ServiceBenchState]
+):
+    """Multi-service API workflows: user -> orders -> inventory, with dense rewards."""
+
+    env_name = ENV_NAME
+    action_cls = ServiceBenchAction
+    observation_cls = ServiceBenchObservation
+    state_cls = ServiceBenchState
+    description = (
+        "ServiceBench: resolve customer-service tasks by chaining calls across three "
+        "interconnected mock backends (UserService, OrderService, InventoryService), "
+        "following foreign keys user_id -> orders -> item skus, with dense reward shaping."
+    )
+    tasks = TASK_CARDS
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._spec: Optional[TaskSpec] = None
+        self._services = ServiceState()
+        self._progress = Progress()
+        self._calls: list[CallEntry] = []
+
+    @property
+    def score(self) -> float:
+        return self._progress.score
+
+    def _observation(self, **fields: Any) -> ServiceBenchObservation:
+        assert self._spec is not None
+        return ServiceBenchObservation(
+            task_description=self._spec.card.description,
+            available_endpoints=endpoint_catalogue(),
+            cumulative_reward=self._progress.score,
+            task_completed=self._progress.completed,
+            **fields,
+        )
+
+    def _start(self, card: TaskCard, seed: Optional[int]) -> ServiceBenchObservation:
+        self._spec = TASK_SPECS[card.id]
+        self._services = ServiceState()
+        self._progress = Progress()
+        self._calls = []
+        return self._observation(api_response={}, success=True, reward=0.0, done=False)
+
+    def _apply(self, action: ServiceBenchAction) -> ServiceBenchObservation:
+        assert self._spec is not None
+        params = dict(action.params)
+        status, body = self._services.dispatch(action.service, action.endpoint, action.method, params)
+        call = ApiCall.of(action.service, action.endpoint, action.method, params)
+        outcome = score_call(self._spec, self._progress, call, status, body)
+        self._progress = outcome.progress
+        self._calls.append((self.step_count, call, status, outcome.reward, outcome.signals))
+        failed = status >= 400
+        return self._observation(
+            api_response=api_response(status, body),
+            success=not failed,
+            error_message=body.get("error") if failed else None,
+            reward=outcome.reward,
+            done=outcome.progress.completed,
+            info={"reward_signals": list(outcome.signals)},
+        )
+
+    @property
+    def state(self) -> ServiceBenchState:
+        history = [
+            CallRecord(step=step, service=call.service, endpoint=call.endpoint, method=call.method,
+                       params=dict(call.params), status_code=status, reward=reward,
+                       signals=list(signals))
+            for step, call, status, reward, signals in self._calls
+        ]
+        return ServiceBenchState(
+            episode_id=self.episode_id or None,
+            step_count=self.step_count,
+            env=self.env_name,
+            task=self.task,
+            seed=self.seed,
+            done=self.done,
+            cumulative_reward=self._progress.score,
+            task_description=self._spec.card.description if self._spec else "",
+            task_completed=self._progress.completed,
+            milestones=list(self._progress.milestones),
+            call_history=history,
+        )

@@ -1,0 +1,267 @@
+"""Reward shaping, one test per row of the seed's reward tables, plus clamping and sums.
+
+Calls go through real services (a fresh ServiceState) into the pure `score_call`.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from mock_services import ENDPOINT_CATALOGUE, ServiceState
+from server.servicebench_rewards import ApiCall, Progress, StepOutcome, score_call
+from server.servicebench_tasks import TASK_SPECS, TaskSpec
+
+Call = tuple[str, str, str, dict[str, Any]]
+
+JANE: Call = ("user", "/users/lookup", "GET", {"email": "jane.doe@example.com"})
+JANE_BY_ID: Call = ("user", "/users/lookup", "GET", {"user_id": "USR-001"})
+JOHN: Call = ("user", "/users/lookup", "GET", {"email": "john.doe@example.com"})
+NOBODY: Call = ("user", "/users/lookup", "GET", {"email": "nobody@example.com"})
+JANES_ORDERS: Call = ("order", "/orders/by-user", "GET", {"user_id": "USR-001"})
+ORDER_1005: Call = ("order", "/orders/lookup", "GET", {"order_id": "ORD-1005"})
+ORDER_1006: Call = ("order", "/orders/lookup", "GET", {"order_id": "ORD-1006"})
+SKU_445: Call = ("inventory", "/inventory/lookup", "GET", {"sku": "SKU-445"})
+SKU_204: Call = ("inventory", "/inventory/lookup", "GET", {"sku": "SKU-204"})
+RETURNED: Call = ("order", "/orders/update-status", "POST", {"order_id": "ORD-1005", "new_status": "returned"})
+LIST_USERS: Call = ("user", "/users/list", "GET", {})
+PRIYA: Call = ("user", "/users/lookup", "GET", {"user_id": "USR-003"})
+ORDER_1009: Call = ("order", "/orders/lookup", "GET", {"order_id": "ORD-1009"})
+SKU_555: Call = ("inventory", "/inventory/lookup", "GET", {"sku": "SKU-555"})
+SKU_118: Call = ("inventory", "/inventory/lookup", "GET", {"sku": "SKU-118"})
+PRICES_555: Call = ("inventory", "/inventory/price-history", "GET", {"sku": "SKU-555"})
+
+
+def refund(order_id: str, amount: Any, reason: str = "refund") -> Call:
+    return ("order", "/orders/process-refund", "POST",
+            {"order_id": order_id, "amount": amount, "reason": reason})
+
+
+def play(task: str | TaskSpec, *calls: Call) -> list[StepOutcome]:
+    """Score the calls in order against fresh services; return every step's outcome."""
+    spec = TASK_SPECS[task] if isinstance(task, str) else task
+    services, progress, outcomes = ServiceState(), Progress(), []
+    for service, endpoint, method, params in calls:
+        status, body = services.dispatch(service, endpoint, method, params)
+        outcome = score_call(spec, progress, ApiCall.of(service, endpoint, method, params), status, body)
+        progress = outcome.progress
+        outcomes.append(outcome)
+    return outcomes
+
+
+def last(task: str | TaskSpec, *calls: Call) -> StepOutcome:
+    return play(task, *calls)[-1]
+
+
+T1, T2, T3 = "order_status_lookup", "return_and_refund", "billing_discrepancy"
+
+
+# ---------------------------------------------------------------- shared rows
+
+def test_duplicate_call_costs_a_tenth_and_earns_nothing_else():
+    outcome = last(T2, JANE, ORDER_1005, ORDER_1005)
+    assert outcome.signals == ("duplicate_call",) and outcome.reward == pytest.approx(-0.10)
+    failed_twice = last(T2, JANE, ORDER_1005, NOBODY, NOBODY)
+    assert failed_twice.signals == ("duplicate_call",)
+    assert last(T2, JANE, ORDER_1005, JANE_BY_ID).signals == ("base_progress",)
+
+
+def test_irrelevant_endpoint_costs_five_hundredths():
+    outcome = last(T2, JANE, ORDER_1005, LIST_USERS)
+    assert outcome.signals == ("irrelevant_endpoint",) and outcome.reward == pytest.approx(-0.05)
+    assert last(T1, JANE, SKU_445).signals == ("irrelevant_endpoint",)
+    unknown = ("order", "/orders/cancel", "POST", {"order_id": "ORD-1005"})
+    assert last(T2, JANE, unknown).signals == ("irrelevant_endpoint",)
+
+
+def test_writes_about_other_orders_or_statuses_are_irrelevant():
+    assert last(T2, JANE, ORDER_1005, refund("ORD-1006", 49.99)).signals == ("irrelevant_endpoint",)
+    shipped = ("order", "/orders/update-status", "POST", {"order_id": "ORD-1007", "new_status": "delivered"})
+    assert last(T2, JANE, ORDER_1005, shipped).signals == ("irrelevant_endpoint",)
+    notes = ("user", "/users/update", "POST", {"user_id": "USR-002", "updates": {"notes": "x"}})
+    assert last(T3, PRIYA, ORDER_1009, notes).signals == ("irrelevant_endpoint",)
+    own_notes = ("user", "/users/update", "POST", {"user_id": "USR-003", "updates": {"notes": "SAVE20"}})
+    assert last(T3, PRIYA, ORDER_1009, own_notes).signals == ("base_progress",)
+
+
+def test_failed_or_off_target_reads_earn_nothing():
+    assert last(T2, NOBODY).signals == () and last(T2, NOBODY).reward == 0
+    assert last(T2, JANE, JOHN).signals == ()
+    assert last(T2, JANE, ORDER_1006).signals == ()
+
+
+def test_first_correct_call_is_paid_once_in_task_one():
+    first, second = play(T1, NOBODY, JANE)[0], play(T1, NOBODY, JANE)[1]
+    assert first.signals == () and "first_correct_call" in second.signals
+    assert second.reward == pytest.approx(0.15 + 0.30)
+    assert "first_correct_call" not in last(T1, JANE, JANES_ORDERS).signals
+    assert last(T1, JOHN).signals == ()
+    assert "first_correct_call" not in last(T2, JANE).signals
+
+
+def test_base_progress_for_unique_relevant_calls_without_milestone():
+    assert last(T2, JANE).signals == ("base_progress",) and last(T2, JANE).reward == pytest.approx(0.05)
+    assert last(T3, PRIYA).signals == ("base_progress",)
+    assert last(T2, JANE, ORDER_1005, SKU_204).signals == ("base_progress",)
+    assert last(T3, PRIYA, ORDER_1009, SKU_555, PRICES_555).signals == ("base_progress",)
+    assert last(T1, JANE, JANE_BY_ID).signals == ()
+
+
+# --------------------------------------------------------------------- task 1
+
+def test_user_id_retrieved():
+    outcome = last(T1, JANE)
+    assert outcome.signals == ("user_id_retrieved", "first_correct_call")
+    assert "user_id_retrieved" not in last(T1, JANE, JANE_BY_ID).signals
+
+
+@pytest.mark.parametrize("order_call", [ORDER_1005, JANES_ORDERS])
+def test_order_status_retrieved_by_lookup_or_by_user(order_call):
+    outcome = last(T1, JANE, order_call)
+    assert outcome.signals == ("order_status_retrieved", "completed_within_2_steps")
+    assert outcome.reward == pytest.approx(0.45 + 0.10) and outcome.progress.completed
+
+
+def test_task_one_bonus_depends_on_steps():
+    three = play(T1, NOBODY, JANE, ORDER_1005)
+    assert three[-1].signals == ("order_status_retrieved", "completed_in_3_steps")
+    assert three[-1].progress.score == pytest.approx(0.15 + 0.30 + 0.45 + 0.05)
+    four = last(T1, NOBODY, JANE, JANE_BY_ID, ORDER_1005)
+    assert four.signals == ("order_status_retrieved",) and four.progress.score == pytest.approx(0.90)
+    direct = last(T1, ORDER_1005)
+    assert direct.signals == ("order_status_retrieved", "first_correct_call", "completed_within_2_steps")
+
+
+# --------------------------------------------------------------------- task 2
+
+def test_eligibility_and_item_presence_from_the_order_lookup():
+    outcome = last(T2, JANE, ORDER_1005)
+    assert outcome.signals == ("return_eligibility_confirmed", "item_presence_verified")
+    assert outcome.reward == pytest.approx(0.30)
+
+
+def test_eligibility_and_item_presence_are_separate_conditions():
+    missing_item = replace(TASK_SPECS[T2], item_sku="SKU-999")
+    assert last(missing_item, JANE, ORDER_1005).signals == ("return_eligibility_confirmed",)
+    not_eligible = replace(TASK_SPECS[T2], order_id="ORD-1001", item_sku="SKU-101")
+    order_1001 = ("order", "/orders/lookup", "GET", {"order_id": "ORD-1001"})
+    assert last(not_eligible, JANE, order_1001).signals == ("item_presence_verified",)
+
+
+def test_inventory_checked():
+    outcome = last(T2, JANE, ORDER_1005, SKU_445)
+    assert outcome.signals == ("inventory_checked",) and outcome.reward == pytest.approx(0.10)
+
+
+@pytest.mark.parametrize("amount", [49.99, 49.98, 50.00, "49.99"])
+def test_correct_refund_issued_within_a_cent(amount):
+    outcome = last(T2, JANE, ORDER_1005, SKU_445, refund("ORD-1005", amount))
+    assert outcome.signals == ("correct_refund_issued",) and outcome.reward == pytest.approx(0.25)
+
+
+def test_status_updated_to_returned_completes_with_bonus():
+    outcome = last(T2, JANE, ORDER_1005, SKU_445, refund("ORD-1005", 49.99), RETURNED)
+    assert outcome.signals == ("status_updated_to_returned", "completed_within_5_steps")
+    assert outcome.progress.score == 1.0
+
+
+def test_refund_before_eligibility_is_penalised():
+    outcome = last(T2, JANE, SKU_445, refund("ORD-1005", 49.99))
+    assert outcome.signals == ("refund_before_eligibility", "correct_refund_issued")
+    assert outcome.reward == pytest.approx(0.25 - 0.15)
+
+
+@pytest.mark.parametrize("amount", [49.97, 40.00, 89.98])
+def test_wrong_refund_amount_task_two(amount):
+    outcome = last(T2, JANE, ORDER_1005, SKU_445, refund("ORD-1005", amount))
+    assert outcome.signals == ("wrong_refund_amount",) and outcome.reward == pytest.approx(-0.10)
+
+
+def test_task_two_bonus_needs_five_steps_or_fewer():
+    outcomes = play(T2, JANE, ORDER_1005, SKU_445, SKU_204, refund("ORD-1005", 49.99), RETURNED)
+    assert outcomes[-1].signals == ("status_updated_to_returned",)
+    assert outcomes[-1].progress.score == pytest.approx(0.95)
+
+
+# --------------------------------------------------------------------- task 3
+
+def test_order_data_retrieved():
+    outcome = last(T3, PRIYA, ORDER_1009)
+    assert outcome.signals == ("order_data_retrieved",) and outcome.reward == pytest.approx(0.10)
+    no_coupon = replace(TASK_SPECS[T3], order_id="ORD-1004")
+    order_1004 = ("order", "/orders/lookup", "GET", {"order_id": "ORD-1004"})
+    assert last(no_coupon, PRIYA, order_1004).signals == ("base_progress",)
+
+
+@pytest.mark.parametrize("inventory_call", [SKU_555, SKU_118])
+def test_inventory_prices_verified_for_any_sku_of_the_order(inventory_call):
+    assert last(T3, PRIYA, inventory_call).signals == ("inventory_prices_verified",)
+    assert last(T3, PRIYA, ("inventory", "/inventory/lookup", "GET", {"sku": "SKU-445"})).signals == ()
+
+
+@pytest.mark.parametrize("calls", [(ORDER_1009, SKU_555), (SKU_555, ORDER_1009)])
+def test_root_cause_fires_when_both_checks_are_done_in_either_order(calls):
+    first, second = play(T3, PRIYA, *calls)[1:]
+    assert "root_cause_identified" not in first.signals
+    assert second.signals[-1] == "root_cause_identified"
+    assert second.reward == pytest.approx(0.10 + 0.25)
+
+
+@pytest.mark.parametrize("amount", [99.00, 98.99, 99.01])
+def test_correct_adjustment_completes_with_both_bonuses(amount):
+    outcome = last(T3, PRIYA, ORDER_1009, SKU_555, refund("ORD-1009", amount))
+    assert outcome.signals == ("correct_adjustment_issued", "completed_within_6_steps",
+                               "precision_no_wrong_refund")
+    assert outcome.reward == pytest.approx(0.50) and outcome.progress.score == 1.0
+
+
+@pytest.mark.parametrize("amount", [49.50, 39.60, 98.98, 247.50])
+def test_wrong_refund_amount_task_three_loses_precision(amount):
+    outcomes = play(T3, PRIYA, ORDER_1009, SKU_555, refund("ORD-1009", amount), refund("ORD-1009", 99.00))
+    assert outcomes[3].signals == ("wrong_refund_amount",) and outcomes[3].reward == pytest.approx(-0.15)
+    if amount + 99.00 <= 247.50:
+        assert outcomes[4].signals == ("correct_adjustment_issued", "completed_within_6_steps")
+        assert outcomes[4].progress.score == pytest.approx(1.0 - 0.15 - 0.10)
+    else:
+        assert outcomes[4].signals == () and not outcomes[4].progress.completed
+
+
+def test_a_second_refund_after_the_correct_one_is_a_wrong_amount():
+    outcomes = play(T3, PRIYA, ORDER_1009, SKU_555, refund("ORD-1009", 99.00),
+                    refund("ORD-1009", 99.00, "again"))
+    assert outcomes[-1].signals == ("wrong_refund_amount",)
+
+
+def test_task_three_efficiency_bonus_needs_six_steps_or_fewer():
+    outcome = last(T3, PRIYA, ORDER_1009, SKU_555, SKU_118, PRICES_555, JANE, refund("ORD-1009", 99.00))
+    assert outcome.signals == ("correct_adjustment_issued", "precision_no_wrong_refund")
+
+
+# ------------------------------------------------------- clamping and sums
+
+def test_score_is_clamped_at_zero_and_one():
+    low = play(T2, LIST_USERS, LIST_USERS)
+    assert [o.reward for o in low] == [0, 0] and low[-1].progress.score == 0
+    floor = last(T2, JANE, refund("ORD-1005", 40))
+    assert floor.signals == ("wrong_refund_amount", "refund_before_eligibility")
+    assert floor.reward == pytest.approx(-0.05) and floor.progress.score == 0
+    high = play(T3, PRIYA, ORDER_1009, SKU_555, SKU_118, PRICES_555, refund("ORD-1009", 99.00))
+    assert high[-1].progress.score == 1.0 and high[-1].reward == pytest.approx(1.0 - 0.60)
+
+
+@pytest.mark.parametrize("task", [T1, T2, T3])
+def test_rewards_sum_to_the_final_score_on_random_episodes(task):
+    rng = random.Random(task)
+    pool = [JANE, JANE_BY_ID, JOHN, NOBODY, JANES_ORDERS, ORDER_1005, ORDER_1006, SKU_445, SKU_204,
+            RETURNED, LIST_USERS, PRIYA, ORDER_1009, SKU_555, SKU_118, PRICES_555,
+            refund("ORD-1005", 49.99), refund("ORD-1005", 10), refund("ORD-1009", 99.00),
+            refund("ORD-1009", 49.50)] + [(row["service"], row["endpoint"], row["method"], {})
+                                          for row in ENDPOINT_CATALOGUE]
+    for _ in range(200):
+        outcomes = play(task, *(rng.choice(pool) for _ in range(rng.randint(1, 15))))
+        scores = [o.progress.score for o in outcomes]
+        assert all(0.0 <= score <= 1.0 for score in scores)
+        assert sum(o.reward for o in outcomes) == pytest.approx(scores[-1], abs=1e-9)
