@@ -166,12 +166,22 @@ class SupportQueueObservation(EpisodeObservation):
     allowed_dispositions: list[str] = Field(default_factory=lambda: list(DISPOSITIONS))
     scoring_weights: dict[str, float] = Field(default_factory=dict)
     last_feedback: Optional[dict[str, Any]] = None
+    cumulative_reward: float = Field(
+        default=0.0,
+        description="Running SUM of ticket rewards (0..total_tickets); the episode score "
+        "in [0, 1] is info['average_reward'].",
+    )
 
 
 class SupportQueueState(EpisodeState):
     current_index: int = 0
     total_tickets: int = 0
-    average_reward: float = 0.0
+    cumulative_reward: float = Field(
+        default=0.0, description="Running SUM of ticket rewards (0..total_tickets)."
+    )
+    average_reward: float = Field(
+        default=0.0, description="Episode score: mean reward of the tickets graded so far, in [0, 1]."
+    )
     processed_ticket_ids: list[str] = Field(default_factory=list)
     action_history: list[dict[str, Any]] = Field(default_factory=list)
     grading_history: list[dict[str, Any]] = Field(default_factory=list)

@@ -1,0 +1,103 @@
+"""The baseline heuristic: its measured scores, and that it reads only the ticket."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import re
+
+import pytest
+
+import policies.support_queue_heuristic as heuristic
+from models import Ticket
+from policies.support_queue_heuristic import triage
+from server.support_queue_environment import SupportQueueEnvironment
+from server.support_queue_tasks import TASKS, CanonicalTicket
+
+# Measured with this policy (the seed publishes easy 1.00, medium 0.98, hard 0.97).
+MEASURED = {"easy_inbox_cleanup": 1.0, "medium_sla_defense": 1.0, "hard_exec_escalations": 0.97375}
+ALL_TICKETS = [t for task in TASKS for t in task.tickets]
+
+
+def run_episode(task_id: str) -> tuple[float, list[dict]]:
+    env = SupportQueueEnvironment()
+    obs = env.reset(task_id=task_id)
+    feedback = []
+    while not obs.done:
+        obs = env.step(triage(obs))
+        feedback.append(obs.last_feedback)
+    return env.score, feedback
+
+
+@pytest.mark.parametrize("task_id", sorted(MEASURED))
+def test_scores_at_the_measured_level(task_id: str) -> None:
+    score, feedback = run_episode(task_id)
+    assert score == pytest.approx(MEASURED[task_id], abs=1e-6)
+    for grade in feedback:
+        assert grade["priority"]["correct"] and grade["queue"]["correct"]
+        assert grade["disposition"]["correct"], grade["ticket_id"]
+        assert grade["unsafe"]["hits"] == []
+        assert grade["summary"]["flags"] == [] and grade["response"]["flags"] == []
+
+
+def test_policy_imports_nothing_of_the_server_or_the_data() -> None:
+    tree = ast.parse(inspect.getsource(heuristic))
+    imported = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            imported |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            imported.add((node.module or "").split(".")[0])
+    assert imported <= {"__future__", "re", "dataclasses", "typing", "models"}
+    source = inspect.getsource(heuristic)
+    assert "support_tickets" not in source and "open(" not in source
+
+
+def test_policy_source_has_no_ticket_ids_or_canonical_texts() -> None:
+    source = re.sub(r"\s+", " ", inspect.getsource(heuristic)).lower()
+    for ticket in ALL_TICKETS:
+        assert ticket.ticket_id.lower() not in source
+        words = re.sub(r"\s+", " ", ticket.body).lower().split()
+        for start in range(len(words) - 5):
+            assert " ".join(words[start : start + 6]) not in source, ticket.ticket_id
+
+
+def test_reads_only_the_ticket_in_any_observation_form() -> None:
+    obs = SupportQueueEnvironment().reset(task_id="medium_sla_defense")
+    ticket_only = {"ticket": obs.ticket.model_dump()}
+    wrapped = {"observation": obs.model_dump(), "reward": 0.0, "done": False}
+    assert triage(obs) == triage(ticket_only) == triage(wrapped)
+
+
+def test_done_observation_is_refused() -> None:
+    with pytest.raises(ValueError):
+        triage({"ticket": None})
+
+
+def changed(ticket: CanonicalTicket, **fields: object) -> dict:
+    payload = ticket.public_ticket().model_dump()
+    payload.update(fields)
+    return {"ticket": Ticket(**payload).model_dump()}
+
+
+def test_generalises_to_edited_tickets() -> None:
+    by_id = {t.ticket_id: t for t in ALL_TICKETS}
+    lockout = by_id["SQ-1001"]
+    edited = changed(
+        lockout, ticket_id="X-1", body=lockout.body.replace("Marta Okafor", "Jonas Berg"),
+        customer_tier="enterprise",
+        recent_events=[e.replace("30 minutes", "15 minutes") for e in lockout.recent_events])
+    action = triage(edited)
+    assert (action.priority, action.queue, action.disposition) == ("P2", "security", "respond")
+    assert "15 minutes" in action.response and action.response.startswith("Hi Jonas")
+
+    webhooks = by_id["SQ-2002"]
+    on_time = changed(webhooks, recent_events=[e for e in webhooks.recent_events
+                                               if "SLA" not in e])
+    action = triage(on_time)
+    assert (action.priority, action.disposition) == ("P3", "respond")  # workaround, SLA kept
+    assert "72 hours" in action.response
+
+    billing = by_id["SQ-2003"]
+    named = changed(billing, body=billing.body.replace("this month", "on INV-4410"))
+    assert triage(named).disposition != "request_info"  # the invoice is named: nothing missing
