@@ -1,0 +1,53 @@
+"""Measure an LLM agent on every task of both environments, or watch them solved without a model.
+
+    python inference.py                # the model at API_BASE_URL / MODEL_NAME, all six tasks
+    python inference.py --fallback     # no model: ServiceBench's optimal policy, Support Queue's heuristic
+    python inference.py --env support_queue --task medium_sla_defense --seed 3 --max-steps 5
+
+Environment: API_BASE_URL, MODEL_NAME, HF_TOKEN (or API_KEY), ENV_BASE_URL
+(default http://localhost:8000), optional LOCAL_IMAGE_NAME (a Docker image of
+the server to start when ENV_BASE_URL is not set), and the MODEL_* /
+INFERENCE_TIME_BUDGET_S knobs of agents/config.py.
+
+stdout carries only the [START] / [STEP] / [END] lines; diagnostics go to
+stderr; the results go to inference_results.json (or --output).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Mapping, Optional, Sequence, TextIO
+
+from agents.config import ConfigError, load_config
+from agents.output import Redactor, StructuredLog, diagnostics
+
+
+def main(
+    argv: Optional[Sequence[str]] = None,
+    environ: Optional[Mapping[str, str]] = None,
+    stdout: Optional[TextIO] = None,
+    stderr: Optional[TextIO] = None,
+) -> int:
+    """Exit status: 0 after a run (whatever the scores), 1 if the server is unreachable, 2 on bad usage."""
+    try:
+        config = load_config(argv, os.environ if environ is None else environ)
+    except ConfigError as exc:
+        print(f"inference.py: {exc}", file=stderr or sys.stderr)
+        return 2
+    redactor = Redactor(config.secrets)
+    with diagnostics(redactor, stderr) as log:
+        try:
+            from agents.batch import run  # the heavy imports, once the flags are known to be good
+
+            return run(config, StructuredLog(redactor, stdout), redactor, log)
+        except ConfigError as exc:
+            log.error("%s", exc)
+            return 2
+        except Exception:  # never an unredacted traceback
+            log.exception("inference run failed")
+            return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
