@@ -5,10 +5,11 @@ Each endpoint is a typed method registered with `@endpoint(service, path, method
 are the single source of both the catalogue shown to agents and the parameter
 validation in `ServiceState.dispatch`, so an endpoint is described exactly once.
 
-The seed data (data/servicebench.json) is loaded once at import, frozen, and shared
-by every episode. An episode's writes land in a small copy-on-write overlay held by
-its `ServiceState`, so an episode costs a few bytes until it writes, and a fresh
-`ServiceState` is exactly the initial data again.
+The seed data (data/servicebench.json) is loaded once at import into the frozen
+`CANONICAL_WORLD`; a seeded task variant brings its own frozen `World`. Either is
+shared by every episode that plays it. An episode's writes land in a small
+copy-on-write overlay held by its `ServiceState`, so an episode costs a few bytes
+until it writes, and a fresh `ServiceState` is exactly the initial data again.
 """
 
 from __future__ import annotations
@@ -32,11 +33,12 @@ INTEGER_PATTERN = re.compile(r"^[+-]?\d+$")
 # ----------------------------------------------------------------- shared data
 
 def freeze(value: Any) -> Any:
-    """A read-only deep view: dicts become mapping proxies, lists tuples."""
-    if isinstance(value, dict):
+    """A read-only deep view of plain JSON data: dicts become mapping proxies, lists tuples."""
+    kind = type(value)  # exact types: the data is plain JSON, and ABC checks are slow
+    if kind is dict:
         return MappingProxyType({key: freeze(item) for key, item in value.items()})
-    if isinstance(value, list):
-        return tuple(freeze(item) for item in value)
+    if kind is list:
+        return tuple([freeze(item) for item in value])
     return value
 
 
@@ -54,36 +56,59 @@ def to_cents(amount: float) -> int:
     return round(amount * 100)
 
 
-def _load_base(path: Path) -> Mapping[str, Any]:
-    """The seed data keyed by id, frozen, with its foreign keys checked once."""
+@dataclass(frozen=True)
+class World:
+    """One complete, frozen data set for the three services, with its lookup indexes.
+
+    The canonical world is the seed data; a task variant brings its own world. Either
+    is built once and shared, read-only, by every episode that plays it.
+    """
+
+    tables: Mapping[str, Any]
+    user_id_by_email: Mapping[str, str]
+    order_ids_by_user: Mapping[str, tuple[str, ...]]
+
+    @classmethod
+    def from_records(cls, settings: Mapping[str, Any], users: list[dict[str, Any]],
+                     products: list[dict[str, Any]], coupons: list[dict[str, Any]],
+                     orders: list[dict[str, Any]]) -> "World":
+        """Key the records by id, check their foreign keys, freeze them and index them."""
+        tables = {
+            "settings": settings,
+            "users": {user["user_id"]: user for user in users},
+            "orders": {order["order_id"]: order for order in orders},
+            "products": {product["sku"]: product for product in products},
+            "coupons": {coupon["code"]: coupon for coupon in coupons},
+        }
+        for order in orders:
+            if order["user_id"] not in tables["users"]:
+                raise ValueError(f"{order['order_id']}: unknown user {order['user_id']}")
+            if order["coupon_code"] is not None and order["coupon_code"] not in tables["coupons"]:
+                raise ValueError(f"{order['order_id']}: unknown coupon {order['coupon_code']}")
+            for item in order["items"]:
+                if item["sku"] not in tables["products"]:
+                    raise ValueError(f"{order['order_id']}: unknown sku {item['sku']}")
+        order_ids: dict[str, list[str]] = {user["user_id"]: [] for user in users}
+        for order in orders:
+            order_ids[order["user_id"]].append(order["order_id"])
+        return cls(
+            tables=freeze(tables),
+            user_id_by_email=MappingProxyType({user["email"].lower(): user["user_id"] for user in users}),
+            order_ids_by_user=MappingProxyType({uid: tuple(ids) for uid, ids in order_ids.items()}),
+        )
+
+
+def _load_world(path: Path) -> World:
     raw = json.loads(path.read_text(encoding="utf-8"))
-    tables = {
-        "settings": raw["settings"],
-        "users": {user["user_id"]: user for user in raw["users"]},
-        "orders": {order["order_id"]: order for order in raw["orders"]},
-        "products": {product["sku"]: product for product in raw["products"]},
-        "coupons": {coupon["code"]: coupon for coupon in raw["coupons"]},
-    }
-    for order in tables["orders"].values():
-        if order["user_id"] not in tables["users"]:
-            raise ValueError(f"{order['order_id']}: unknown user {order['user_id']}")
-        if order["coupon_code"] is not None and order["coupon_code"] not in tables["coupons"]:
-            raise ValueError(f"{order['order_id']}: unknown coupon {order['coupon_code']}")
-        for item in order["items"]:
-            if item["sku"] not in tables["products"]:
-                raise ValueError(f"{order['order_id']}: unknown sku {item['sku']}")
-    return freeze(tables)
+    return World.from_records(freeze(raw["settings"]), raw["users"], raw["products"],
+                              raw["coupons"], raw["orders"])
 
 
-BASE: Mapping[str, Any] = _load_base(DATA_PATH)
+CANONICAL_WORLD: World = _load_world(DATA_PATH)
+BASE: Mapping[str, Any] = CANONICAL_WORLD.tables
 SETTINGS: Mapping[str, Any] = BASE["settings"]
-USER_ID_BY_EMAIL: Mapping[str, str] = MappingProxyType(
-    {user["email"].lower(): user_id for user_id, user in BASE["users"].items()}
-)
-ORDER_IDS_BY_USER: Mapping[str, tuple[str, ...]] = MappingProxyType({
-    user_id: tuple(oid for oid, order in BASE["orders"].items() if order["user_id"] == user_id)
-    for user_id in BASE["users"]
-})
+USER_ID_BY_EMAIL: Mapping[str, str] = CANONICAL_WORLD.user_id_by_email
+ORDER_IDS_BY_USER: Mapping[str, tuple[str, ...]] = CANONICAL_WORLD.order_ids_by_user
 
 
 class ServiceError(Exception):
@@ -225,16 +250,27 @@ def bind_params(entry: Endpoint, params: Mapping[str, Any]) -> dict[str, Any]:
 # -------------------------------------------------------------- episode state
 
 class ServiceState:
-    """One episode's view of the services: shared base data plus its own writes."""
+    """One episode's view of the services: a shared world plus its own writes."""
 
-    __slots__ = ("_overlay",)
+    __slots__ = ("_world", "_overlay")
 
-    def __init__(self) -> None:
+    def __init__(self, world: World = CANONICAL_WORLD) -> None:
+        self._world = world
         self._overlay: Optional[dict[str, dict[str, dict[str, Any]]]] = None
+
+    @property
+    def world(self) -> World:
+        return self._world
 
     @property
     def has_writes(self) -> bool:
         return self._overlay is not None
+
+    def fork(self) -> "ServiceState":
+        """An independent copy: same shared world, its own copy of the writes so far."""
+        twin = ServiceState(self._world)
+        twin._overlay = thaw(self._overlay) if self._overlay is not None else None
+        return twin
 
     def read(self, table: str, key: str) -> Optional[Mapping[str, Any]]:
         """The current record (this episode's copy if it wrote one), or None."""
@@ -242,7 +278,7 @@ class ServiceState:
             written = self._overlay.get(table, {}).get(key)
             if written is not None:
                 return written
-        return BASE[table].get(key)
+        return self._world.tables[table].get(key)
 
     def write(self, table: str, key: str) -> dict[str, Any]:
         """A mutable copy of an existing record, made on first write (copy-on-write)."""
@@ -250,7 +286,7 @@ class ServiceState:
             self._overlay = {}
         records = self._overlay.setdefault(table, {})
         if key not in records:
-            records[key] = thaw(BASE[table][key])
+            records[key] = thaw(self._world.tables[table][key])
         return records[key]
 
     def find_user_id_by_email(self, email: str) -> Optional[str]:
@@ -260,7 +296,7 @@ class ServiceState:
         for user_id, user in written.items():
             if user["email"].lower() == wanted:
                 return user_id
-        user_id = USER_ID_BY_EMAIL.get(wanted)
+        user_id = self._world.user_id_by_email.get(wanted)
         if user_id is None or user_id in written:
             return None
         return user_id
@@ -334,7 +370,7 @@ class UserService(_Service):
             raise ServiceError(400, f"page must be >= 1, got {page}")
         if not 1 <= per_page <= limit:
             raise ServiceError(400, f"per_page must be between 1 and {limit}, got {per_page}")
-        user_ids = tuple(BASE["users"])
+        user_ids = tuple(self.state.world.tables["users"])
         start = (page - 1) * per_page
         users = [self.state.read("users", user_id) for user_id in user_ids[start:start + per_page]]
         return {
@@ -375,7 +411,8 @@ class OrderService(_Service):
     """Purchase orders; line items reference InventoryService by `sku`."""
 
     def _detail(self, order: Mapping[str, Any]) -> dict[str, Any]:
-        coupon = BASE["coupons"].get(order["coupon_code"]) if order["coupon_code"] else None
+        coupons = self.state.world.tables["coupons"]
+        coupon = coupons.get(order["coupon_code"]) if order["coupon_code"] else None
         refunded = sum(to_cents(refund["amount"]) for refund in order["refunds"])
         return {
             "order_id": order["order_id"], "user_id": order["user_id"], "status": order["status"],
@@ -397,7 +434,7 @@ class OrderService(_Service):
     def by_user(self, user_id: Annotated[str, "User ID whose orders to list"]) -> dict[str, Any]:
         """All orders placed by a user, as summaries (details via /orders/lookup)."""
         user = self._require("users", user_id, "user")
-        orders = [self.state.read("orders", order_id) for order_id in ORDER_IDS_BY_USER[user["user_id"]]]
+        orders = [self.state.read("orders", order_id) for order_id in self.state.world.order_ids_by_user[user["user_id"]]]
         return {
             "user_id": user["user_id"],
             "orders": [{"order_id": order["order_id"], "status": order["status"],

@@ -4,8 +4,11 @@
 observation first) and returns the next call, or None when it has nothing left to
 do. It knows the three business procedures, not the data: identifiers come from the
 task description (regexes), and every later parameter is read from the responses
-it has seen (user ids, line items, prices, coupon metadata). It stops rather than
-guesses when a response fails or contradicts the task (wrong owner, not eligible).
+it has seen (user ids, line items, prices, price histories, coupon metadata). It
+stops rather than guesses when a response fails or contradicts the task (wrong
+owner, not eligible). It is never given a variant's answer: the variant proofs
+(server/servicebench_proof.py) play it against the environment to show each
+generated task is solvable from the observations alone.
 """
 
 from __future__ import annotations
@@ -89,53 +92,103 @@ def _return_and_refund(description: str, seen: list[Data]) -> Optional[ServiceBe
 
 
 def _coupon_skus(order: Data) -> list[str]:
-    """SKUs whose list price the coupon depends on, in line-item order."""
+    """SKUs of the order the coupon covers, whose catalogue prices are checked before refunding."""
     coupon = order.get("coupon_applied") or {}
-    if coupon.get("type") != "percent_off_list_price":
-        return []
     eligible = coupon.get("eligible_skus")
-    return [item["sku"] for item in order["items"] if eligible is None or item["sku"] in eligible]
+    if not coupon or (eligible is None and coupon.get("type") != "percent_off_list_price"):
+        return []
+    return list(dict.fromkeys(item["sku"] for item in order["items"]
+                              if eligible is None or item["sku"] in eligible))
 
 
 def _coupon_value(order: Data, list_prices: Mapping[str, Decimal]) -> Decimal:
+    """The coupon's value on the order by its own rule: percent of list or sale price, or flat."""
     coupon = order.get("coupon_applied") or {}
+    eligible = coupon.get("eligible_skus")
+    covered = [item for item in order["items"] if eligible is None or item["sku"] in eligible]
     if coupon.get("type") == "fixed_amount_off":
-        return _money(coupon["amount"])
-    if coupon.get("type") != "percent_off_list_price":
+        return _money(coupon["amount"]) if covered else Decimal(0)
+    if coupon.get("type") == "percent_off_list_price":
+        base = sum((list_prices[item["sku"]] * item["quantity"] for item in covered
+                    if item["sku"] in list_prices), Decimal(0))
+    elif coupon.get("type") == "percent_off_sale_price":
+        base = sum((_money(item["unit_price"]) * item["quantity"] for item in covered), Decimal(0))
+    else:
         return Decimal(0)
-    eligible_list_total = sum((list_prices[item["sku"]] * item["quantity"] for item in order["items"]
-                               if item["sku"] in list_prices), Decimal(0))
-    return (eligible_list_total * Decimal(str(coupon["percent"])) / 100).quantize(CENT)
+    return (base * Decimal(str(coupon["percent"])) / 100).quantize(CENT)
+
+
+def _lines_total(order: Data) -> Decimal:
+    return sum((_money(item["unit_price"]) * item["quantity"] for item in order["items"]), Decimal(0))
+
+
+def _coupon_finding(order: Data, checks: list[Data]) -> tuple[Decimal, str]:
+    """Overcharge against line items less the coupon, and why."""
+    list_prices = {check["sku"]: _money(check["price"]) for check in checks}
+    lines, coupon = _lines_total(order), _coupon_value(order, list_prices)
+    correct, charged = lines - coupon, _money(order["total_charged"])
+    overcharge = charged - correct - _money(order.get("refunded_total", 0))
+    code = (order.get("coupon_applied") or {}).get("code", "none")
+    cause = (f"coupon {code} ({coupon}) was added to the total instead of deducted"
+             if charged == lines + coupon
+             else f"the charge does not match the line items less coupon {code} ({coupon})")
+    return overcharge, (f"Billing error: {cause}. Line items {lines} - coupon {coupon} = {correct}, "
+                        f"but {charged} was charged; refunding the {overcharge} difference.")
+
+
+def _price_then(check: Data, day: str) -> Decimal:
+    """The price in effect on `day`, from a price-history response (ISO dates compare as text)."""
+    in_effect = check["history"][0]["price"]
+    for change in check["history"]:
+        if change["effective_date"] <= day:
+            in_effect = change["price"]
+    return _money(in_effect)
+
+
+def _stale_finding(order: Data, checks: list[Data]) -> tuple[Decimal, str]:
+    """Overcharge from items billed above the price in effect on the order date, and why."""
+    overcharge, notes = Decimal(0), []
+    for check in checks:
+        then = _price_then(check, order["placed_at"])
+        for item in order["items"]:
+            unit = _money(item["unit_price"])
+            if item["sku"] == check["sku"] and unit > then:
+                overcharge += (unit - then) * item["quantity"]
+                notes.append(f"{item['sku']} was charged {unit} per unit although the price history "
+                             f"shows {then} in effect on {order['placed_at']} ({item['quantity']} x "
+                             f"{unit - then})")
+    overcharge -= _money(order.get("refunded_total", 0))
+    return overcharge, f"Billing error: stale price. {'; '.join(notes)}; refunding {overcharge}."
 
 
 def _billing_discrepancy(description: str, seen: list[Data]) -> Optional[ServiceBenchAction]:
-    """Customer, order, list prices of coupon items, then refund what was overcharged."""
+    """Customer, order, then the prices the charge depends on; refund what was overcharged.
+
+    With a coupon on the order, the coupon is the suspect: look up the list price of each
+    SKU it covers, then compare the charge with the line items less the coupon. Without
+    one, the prices charged are: read each item's price history until an item turns out
+    billed above the price in effect on the order date.
+    """
     order_id = _find(ORDER_ID, description)
     if len(seen) == 0:
         return _call("user", "/users/lookup", user_id=_find(USER_ID, description))
     if len(seen) == 1:
         return _call("order", "/orders/lookup", order_id=order_id)
-    user, order = seen[0], seen[1]
-    if order.get("user_id") != user["user_id"]:
-        return None
-    coupon_skus = _coupon_skus(order)
-    products = seen[2:2 + len(coupon_skus)]
-    if len(products) < len(coupon_skus):
-        return _call("inventory", "/inventory/lookup", sku=coupon_skus[len(products)])
-    if len(seen) > 2 + len(coupon_skus):
-        return None
-    list_prices = {product["sku"]: _money(product["price"]) for product in products}
-    lines = sum((_money(item["unit_price"]) * item["quantity"] for item in order["items"]), Decimal(0))
-    coupon = _coupon_value(order, list_prices)
-    correct_total = lines - coupon
-    charged = _money(order["total_charged"])
-    overcharge = charged - correct_total - _money(order.get("refunded_total", 0))
+    user, order, checks = seen[0], seen[1], seen[2:]
+    if order.get("user_id") != user["user_id"] or any("sku" not in check for check in checks):
+        return None  # not the customer's order, or a refund was already issued
+    if order.get("coupon_applied"):
+        wanted = _coupon_skus(order)
+        if len(checks) < len(wanted):
+            return _call("inventory", "/inventory/lookup", sku=wanted[len(checks)])
+        overcharge, reason = _coupon_finding(order, checks)
+    else:
+        overcharge, reason = _stale_finding(order, checks)
+        skus = list(dict.fromkeys(item["sku"] for item in order["items"]))
+        if overcharge <= 0 and len(checks) < len(skus):
+            return _call("inventory", "/inventory/price-history", sku=skus[len(checks)])
     if overcharge <= 0:
         return None
-    code = (order.get("coupon_applied") or {}).get("code", "none")
-    reason = (f"Billing error: coupon {code} ({coupon}) was added to the total instead of deducted. "
-              f"Line items {lines} - coupon {coupon} = {correct_total}, but {charged} was charged; "
-              f"refunding the {overcharge} difference.")
     return _call("order", "/orders/process-refund", "POST", order_id=order_id,
                  amount=float(overcharge), reason=reason)
 

@@ -12,19 +12,30 @@ Observation shape of `api_response` (one shape for every call):
 The first observation (after reset) has ``api_response == {}``: no call was made yet.
 ``info["reward_signals"]`` lists the reward-table rows the last call triggered.
 
-Every task has one canonical variant: the seed is recorded in the state and the
-episode is the same for any seed.
+Variants: `reset(task_id)` or `reset(task_id, seed=0)` plays the canonical task of the
+seed documents; any other seed plays a generated variant of the task (its own users,
+orders, SKUs, prices, coupons and prompt; see server/servicebench_variants.py and the
+seed ranges in server/seeds.py). `VARIANTS` hands out only variants proven solvable
+and uniquely graded by server/servicebench_proof.py, which plays the oracle against
+this very class: the class is passed to it, so imports still run one way. An episode
+holds its variant's shared, frozen world and spec plus its own small overlay.
 """
 
 from __future__ import annotations
 
-from typing import Any, Optional
+import copy
+from types import MappingProxyType
+from typing import Any, Mapping, Optional
 
 from mock_services import ServiceState, endpoint_catalogue
 from models import CallRecord, ServiceBenchAction, ServiceBenchObservation, ServiceBenchState, TaskCard
 from server.episode import EpisodeEnvironment
+from server.seeds import is_canonical
+from server.servicebench_proof import prove
+from server.servicebench_registry import ProvenVariants
 from server.servicebench_rewards import ApiCall, Progress, score_call
 from server.servicebench_tasks import ENV_NAME, TASK_CARDS, TASK_SPECS, TaskSpec
+from server.servicebench_variants import Variant, canonical_variant
 
 CallEntry = tuple[int, ApiCall, int, float, tuple[str, ...]]
 
@@ -51,6 +62,8 @@ class ServiceBenchEnvironment(
         "following foreign keys user_id -> orders -> item skus, with dense reward shaping."
     )
     tasks = TASK_CARDS
+    _pinned: Optional[Variant] = None
+    """Set only while `start_variant` resets (a class default, so it costs episodes nothing)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -73,9 +86,35 @@ class ServiceBenchEnvironment(
             **fields,
         )
 
+    def fork(self) -> "ServiceBenchEnvironment":
+        """An independent copy of the episode as it stands, to try another next step.
+
+        The proofs use it to issue each wrong refund amount from the same point of
+        the oracle's episode without replaying it.
+        """
+        twin = copy.copy(self)
+        twin._services = self._services.fork()
+        twin._calls = list(self._calls)
+        return twin
+
+    def start_variant(self, variant: Variant) -> ServiceBenchObservation:
+        """Reset onto exactly this variant, bypassing the registry (the proofs use it)."""
+        self._pinned = variant
+        try:
+            return self.reset(seed=variant.seed, task_id=variant.task_id)
+        finally:
+            del self._pinned
+
     def _start(self, card: TaskCard, seed: Optional[int]) -> ServiceBenchObservation:
-        self._spec = TASK_SPECS[card.id]
-        self._services = ServiceState()
+        if self._pinned is not None:
+            variant = self._pinned
+        elif is_canonical(seed):
+            variant = CANONICAL_VARIANTS[card.id]
+        else:
+            variant = VARIANTS.get(card.id, int(seed))  # type: ignore[arg-type]
+        self.task = variant.spec.card
+        self._spec = variant.spec
+        self._services = ServiceState(variant.world)
         self._progress = Progress()
         self._calls = []
         return self._observation(api_response={}, success=True, reward=0.0, done=False)
@@ -119,3 +158,8 @@ class ServiceBenchEnvironment(
             milestones=list(self._progress.milestones),
             call_history=history,
         )
+
+
+CANONICAL_VARIANTS: Mapping[str, Variant] = MappingProxyType(
+    {task_id: canonical_variant(task_id) for task_id in TASK_SPECS})
+VARIANTS = ProvenVariants(prove=lambda variant: prove(variant, ServiceBenchEnvironment))

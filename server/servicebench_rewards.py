@@ -16,6 +16,10 @@ How the tables are read (so that each optimal path sums to exactly 1.00):
   Task 1 pays +0.15 once for its first such call.
 * A refund on the task's order is a wrong amount when it is not within $0.01 of the
   derived amount, or when the correct refund was already issued (the total is then wrong).
+* Task 3's order_data_retrieved needs the order's lookup to show the fields the root
+  cause depends on (`spec.order_evidence`: items and the coupon, or items alone for a
+  stale price), and inventory_prices_verified an answer from one of `spec.price_evidence`
+  about a SKU of the order (lookup for list prices, price-history for a stale price).
 * When the completion milestones are all reached, the task's bonuses are paid once.
 The running score is clamped to [0, 1] after every call; the reward is its change.
 """
@@ -170,9 +174,9 @@ MILESTONE_CHECKS: Mapping[str, Callable[[TaskSpec, ApiCall, Body, tuple[str, ...
             call.endpoint == "/orders/update-status" and body.get("status") == spec.target_status),
         "order_data_retrieved": lambda spec, call, body, reached: (
             _is_order_lookup(spec, call, body)
-            and bool(body.get("coupon_applied")) and bool(body.get("items"))),
+            and all(bool(body.get(name)) for name in spec.order_evidence)),
         "inventory_prices_verified": lambda spec, call, body, reached: (
-            call.endpoint == "/inventory/lookup" and body.get("sku") in spec.order_skus),
+            call.endpoint in spec.price_evidence and body.get("sku") in spec.order_skus),
         "root_cause_identified": lambda spec, call, body, reached: (
             "order_data_retrieved" in reached and "inventory_prices_verified" in reached),
         "correct_adjustment_issued": _refund_is_correct,

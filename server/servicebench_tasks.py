@@ -1,10 +1,12 @@
 """The three ServiceBench tasks, as data.
 
 Each task is a `TaskSpec`: the public card (id, integer alias, title, difficulty,
-the seed's prompt verbatim, step budget), the entities it is about, the endpoints
-that bear on it, and the milestones that complete it. The amounts a grader must
-check (the damaged item's price, the overbilled amount) are *derived* from the
-shared seed data here, once, never typed in.
+the prompt, step budget), the entities it is about, the endpoints that bear on it,
+and the milestones that complete it. Prompts are templates (`PROMPT_TEMPLATES`):
+the canonical task renders the seed's prompt verbatim from the seed data, a seeded
+variant (server/servicebench_variants.py) renders the same template with its own
+values. The canonical amounts a grader checks (the damaged item's price, the
+overbilled amount) are *derived* from the shared seed data here, never typed in.
 
 Endpoints relevant to each task (any other endpoint earns the -0.05 irrelevant-
 endpoint penalty; a write to any other order or user, or to another status, too):
@@ -24,6 +26,11 @@ inv.  /inventory/check-stock   -       -       -
 inv.  /inventory/price-history -       yes     yes
 inv.  /inventory/update-stock  -       -       -
 =============================  ======  ======  ======
+
+Task 3's evidence milestones depend on how the billing error arose: a coupon error
+needs the order with its coupon (`order_evidence`) and a list price from
+`/inventory/lookup` (`price_evidence`); a stale-price error needs the order's items
+and the price at the order date, which only `/inventory/price-history` shows.
 
 Step budgets: 8 / 12 / 15 calls against optimal paths of 2 / 5 / 4. The spare calls
 grow with difficulty (the hard task needs exploration to find the root cause), so an
@@ -51,14 +58,38 @@ class TaskSpec:
     order_id: str
     relevant_endpoints: tuple[tuple[str, str], ...]
     completion: tuple[str, ...]
+    order_skus: tuple[str, ...] = ()
+    """SKUs in the task's order: inventory calls about them bear on the task."""
     item_sku: Optional[str] = None
     target_status: Optional[str] = None
     refund_amount: Optional[float] = None
+    order_evidence: tuple[str, ...] = ("items", "coupon_applied")
+    """Order fields (non-empty) whose lookup earns task 3's order_data_retrieved."""
+    price_evidence: tuple[str, ...] = ("/inventory/lookup",)
+    """Inventory endpoints whose answer about an order SKU earns inventory_prices_verified."""
 
-    @property
-    def order_skus(self) -> tuple[str, ...]:
-        """SKUs in the task's order: inventory calls about them bear on the task."""
-        return tuple(item["sku"] for item in BASE["orders"][self.order_id]["items"])
+
+PROMPT_TEMPLATES: Mapping[str, str] = MappingProxyType({
+    "order_status_lookup": "Find the current delivery status of order {order_id} for customer "
+                           "{email}. Report the order status.",
+    "return_and_refund": "Customer {email} reports that item {sku} from order {order_id} "
+                         "arrived damaged. Verify the order is eligible for return, check the "
+                         "item was in the order, process the refund for the damaged item, and "
+                         "update the order status to 'returned'.",
+    "billing_discrepancy": "Customer {user_id} reports being charged ${charged} for order "
+                           "{order_id}, but believes the total should be lower. Investigate the "
+                           "discrepancy across all services, identify the root cause, apply the "
+                           "correct adjustment, and document what happened.",
+})
+
+
+def render_prompt(task_id: str, **values: str) -> str:
+    return PROMPT_TEMPLATES[task_id].format(**values)
+
+
+def money_text(amount: float) -> str:
+    """An amount as the prompts and refund reasons print it: 247.50."""
+    return f"{to_cents(amount) / 100:.2f}"
 
 
 def line_item_price(order_id: str, sku: str) -> float:
@@ -90,25 +121,30 @@ def _card(task_id: str, alias: int, title: str, difficulty: str, prompt: str, ma
                     description=prompt, max_steps=max_steps, alias=alias)
 
 
+def _skus(order_id: str) -> tuple[str, ...]:
+    return tuple(item["sku"] for item in BASE["orders"][order_id]["items"])
+
+
+def _email(user_id: str) -> str:
+    return BASE["users"][user_id]["email"]
+
+
 READ_ENDPOINTS = (("user", "/users/lookup"), ("order", "/orders/lookup"), ("order", "/orders/by-user"))
 INVENTORY_READS = (("inventory", "/inventory/lookup"), ("inventory", "/inventory/price-history"))
 
 ORDER_STATUS_LOOKUP = TaskSpec(
     card=_card("order_status_lookup", 1, "Order Status Lookup", "easy",
-               "Find the current delivery status of order ORD-1005 for customer "
-               "jane.doe@example.com. Report the order status.", 8),
-    customer_id="USR-001", order_id="ORD-1005",
+               render_prompt("order_status_lookup", order_id="ORD-1005", email=_email("USR-001")), 8),
+    customer_id="USR-001", order_id="ORD-1005", order_skus=_skus("ORD-1005"),
     relevant_endpoints=READ_ENDPOINTS,
     completion=("order_status_retrieved",),
 )
 
 RETURN_AND_REFUND = TaskSpec(
     card=_card("return_and_refund", 2, "Process Return and Refund", "medium",
-               "Customer jane.doe@example.com reports that item SKU-445 from order ORD-1005 "
-               "arrived damaged. Verify the order is eligible for return, check the item was in "
-               "the order, process the refund for the damaged item, and update the order status "
-               "to 'returned'.", 12),
-    customer_id="USR-001", order_id="ORD-1005",
+               render_prompt("return_and_refund", email=_email("USR-001"), sku="SKU-445",
+                             order_id="ORD-1005"), 12),
+    customer_id="USR-001", order_id="ORD-1005", order_skus=_skus("ORD-1005"),
     relevant_endpoints=READ_ENDPOINTS + INVENTORY_READS + (
         ("order", "/orders/process-refund"), ("order", "/orders/update-status")),
     completion=("correct_refund_issued", "status_updated_to_returned"),
@@ -118,11 +154,9 @@ RETURN_AND_REFUND = TaskSpec(
 
 BILLING_DISCREPANCY = TaskSpec(
     card=_card("billing_discrepancy", 3, "Billing Discrepancy Investigation", "hard",
-               "Customer USR-003 reports being charged $247.50 for order ORD-1009, but believes "
-               "the total should be lower. Investigate the discrepancy across all services, "
-               "identify the root cause, apply the correct adjustment, and document what "
-               "happened.", 15),
-    customer_id="USR-003", order_id="ORD-1009",
+               render_prompt("billing_discrepancy", user_id="USR-003", order_id="ORD-1009",
+                             charged=money_text(BASE["orders"]["ORD-1009"]["total_charged"])), 15),
+    customer_id="USR-003", order_id="ORD-1009", order_skus=_skus("ORD-1009"),
     relevant_endpoints=READ_ENDPOINTS + INVENTORY_READS + (
         ("order", "/orders/process-refund"), ("user", "/users/update")),
     completion=("correct_adjustment_issued",),

@@ -126,13 +126,16 @@ def _play(task_id: Any, seed: Any, actions: list[ServiceBenchAction]) -> list[di
 
 
 def test_same_task_and_seed_give_the_same_episode():
-    actions = [act("user", "/users/list", page=2), act("order", "/orders/lookup", order_id="ORD-1005"),
-               act("order", "/orders/process-refund", "POST", order_id="ORD-1005", amount=12.5, reason="r"),
-               act("order", "/orders/lookup", order_id="ORD-1005")] + [
+    prompt = ServiceBenchEnvironment().reset(task_id="return_and_refund", seed=7).task_description
+    order_id = re.search(r"ORD-\d+", prompt).group(0)
+    actions = [act("user", "/users/list", page=2), act("order", "/orders/lookup", order_id=order_id),
+               act("order", "/orders/process-refund", "POST", order_id=order_id, amount=1.5, reason="r"),
+               act("order", "/orders/lookup", order_id=order_id)] + [
         action for action, _ in OPTIMAL_PATHS["return_and_refund"]]
     first = _play("return_and_refund", 7, actions)
     assert first == _play("return_and_refund", 7, actions)
     assert first[-1]["call_history"][2]["status_code"] == 200
+    assert first[4]["api_response"]["data"]["refunded_total"] == 1.5
 
 
 def test_writes_persist_within_an_episode_and_reset_restores(env):
@@ -157,9 +160,10 @@ def test_interleaved_episodes_are_isolated():
 
 
 def test_state_records_calls_and_milestones(env):
-    env.reset(task_id="billing_discrepancy", seed=11)
-    env.step(act("user", "/users/lookup", user_id="USR-003"))
-    env.step(act("user", "/users/lookup", user_id="USR-003"))
+    prompt = env.reset(task_id="billing_discrepancy", seed=11).task_description
+    customer = re.search(r"USR-\d+", prompt).group(0)
+    env.step(act("user", "/users/lookup", user_id=customer))
+    env.step(act("user", "/users/lookup", user_id=customer))
     state = env.state
     assert state.seed == 11 and state.env == "servicebench" and state.task.id == "billing_discrepancy"
     assert [(r.step, r.endpoint, r.status_code, r.signals) for r in state.call_history] == [

@@ -202,6 +202,19 @@ def test_inventory_prices_verified_for_any_sku_of_the_order(inventory_call):
     assert last(T3, PRIYA, ("inventory", "/inventory/lookup", "GET", {"sku": "SKU-445"})).signals == ()
 
 
+def test_evidence_rows_follow_the_spec_for_a_stale_price_error():
+    """A stale price needs the order's items (no coupon) and the price history, not a list price."""
+    stale = replace(TASK_SPECS[T3], order_id="ORD-1004", order_skus=("SKU-310", "SKU-808"),
+                    order_evidence=("items",), price_evidence=("/inventory/price-history",))
+    order_1004 = ("order", "/orders/lookup", "GET", {"order_id": "ORD-1004"})
+    lookup_310 = ("inventory", "/inventory/lookup", "GET", {"sku": "SKU-310"})
+    history_310 = ("inventory", "/inventory/price-history", "GET", {"sku": "SKU-310"})
+    outcomes = play(stale, PRIYA, order_1004, lookup_310, history_310)
+    assert [o.signals for o in outcomes[1:]] == [
+        ("order_data_retrieved",), ("base_progress",), ("inventory_prices_verified", "root_cause_identified")]
+    assert last(T3, PRIYA, ORDER_1009, PRICES_555).signals == ("base_progress",)  # canonical: lookup only
+
+
 @pytest.mark.parametrize("calls", [(ORDER_1009, SKU_555), (SKU_555, ORDER_1009)])
 def test_root_cause_fires_when_both_checks_are_done_in_either_order(calls):
     first, second = play(T3, PRIYA, *calls)[1:]
