@@ -150,6 +150,17 @@ class EpisodeEnvironment(Environment[ActT, ObsT, StateT], Generic[ActT, ObsT, St
         }
         return observation
 
+    def _state_fields(self) -> dict[str, Any]:
+        """The state fields every environment shares; each adds its own."""
+        return {
+            "episode_id": self.episode_id or None,
+            "step_count": self.step_count,
+            "env": self.env_name,
+            "task": self.task,
+            "seed": self.seed,
+            "done": self.done,
+        }
+
     @property
     @abstractmethod
     def score(self) -> float:

@@ -146,12 +146,7 @@ class ServiceBenchEnvironment(
             for step, call, status, reward, signals in self._calls
         ]
         return ServiceBenchState(
-            episode_id=self.episode_id or None,
-            step_count=self.step_count,
-            env=self.env_name,
-            task=self.task,
-            seed=self.seed,
-            done=self.done,
+            **self._state_fields(),
             cumulative_reward=self._progress.score,
             task_description=self._spec.card.description if self._spec else "",
             task_completed=self._progress.completed,
