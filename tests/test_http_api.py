@@ -231,3 +231,25 @@ def test_mcp_speaks_json_rpc_and_shares_episodes_with_http(client: TestClient) -
     assert call("step", {"episode_id": "nope", "action": LOOKUP_JANE})["isError"] is True
     unknown = client.post("/mcp", json={"jsonrpc": "2.0", "id": 3, "method": "nope"}).json()
     assert unknown["error"]["code"] == -32601
+
+
+@pytest.mark.parametrize("prefix", ["", "/support_queue"])
+def test_whole_support_queue_episode_over_http_matches_in_process(client: TestClient, prefix: str) -> None:
+    from policies.support_queue_heuristic import triage
+    from server.support_queue_environment import SupportQueueEnvironment
+
+    local = SupportQueueEnvironment()
+    local_observation = local.reset(task_id="medium_sla_defense")
+    result = reset(client, {"task_id": "medium_sla_defense"}, path=f"{prefix}/reset")
+    episode, rewards = result["episode_id"], []
+    while not result["done"]:
+        action = triage(result["observation"]).model_dump(exclude={"metadata"})
+        assert action == triage(local_observation).model_dump(exclude={"metadata"})
+        local_observation = local.step(triage(local_observation))
+        result = client.post(f"{prefix}/step", json={"action": action, "episode_id": episode}).json()
+        assert result["reward"] == pytest.approx(local_observation.reward)
+        rewards.append(result["reward"])
+    state = client.get(f"{prefix}/state", params={"episode_id": episode}).json()
+    assert len(rewards) == 3 and state["processed_ticket_ids"] == [
+        g["ticket_id"] for g in state["grading_history"]]
+    assert state["average_reward"] == pytest.approx(local.score) == pytest.approx(sum(rewards) / 3)
