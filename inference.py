@@ -3,14 +3,18 @@
     python inference.py                # the model at API_BASE_URL / MODEL_NAME, all six tasks
     python inference.py --fallback     # no model: ServiceBench's optimal policy, Support Queue's heuristic
     python inference.py --env support_queue --task medium_sla_defense --seed 3 --max-steps 5
+    python inference.py --seeds 0-49 --repeats 4 --concurrency 4   # a sweep: mean ± s.e. and pass^1..pass^4
 
 Environment: API_BASE_URL, MODEL_NAME, HF_TOKEN (or API_KEY), ENV_BASE_URL
 (default http://localhost:8000), optional LOCAL_IMAGE_NAME (a Docker image of
 the server to start when ENV_BASE_URL is not set), and the MODEL_* /
 INFERENCE_TIME_BUDGET_S knobs of agents/config.py.
 
-stdout carries only the [START] / [STEP] / [END] lines; diagnostics go to
-stderr; the results go to inference_results.json (or --output).
+stdout carries only the [START] / [STEP] / [END] lines (one uninterrupted block
+per episode, in plan order, whatever the concurrency); diagnostics and the
+progress bar go to stderr. Files: inference_results.json (--output),
+inference_trajectories.jsonl (--trajectories, one line per episode) and
+inference_report.md (--report, the per-task and per-environment tables).
 """
 
 from __future__ import annotations

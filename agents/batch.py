@@ -1,4 +1,4 @@
-"""A whole run: pick the tasks, play each with its agent, write the results file.
+"""A whole run: pick the tasks, play every planned episode with its agent, write the run's files.
 
 Imported by `inference.py` only once the configuration is known to be good, so
 that a bad flag is reported at once, before the heavy imports.
@@ -8,19 +8,26 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import sys
 import time
-from typing import Iterator, Optional, Sequence
+from pathlib import Path
+from typing import Any, Iterator, Optional, Sequence
 
 from agents.base import Agent
 from agents.config import Config, ConfigError
+from agents.evaluation import evaluate
 from agents.model import ChatModel
 from agents.output import Redactor, StructuredLog
-from agents.results import results_document, write_results
+from agents.progress import Progress
+from agents.report import write_report
+from agents.results import TrajectoryLog, results_document, seeds_label, write_results
 from agents.runner import TaskRun
+from agents.sweep import PlannedEpisode, TimeBudget, play_all, plan_episodes
 from client import EnvClientError, EnvHttpClient
 from models import TaskCard
 
 FALLBACK_LABEL = "fallback"
+INTERRUPTED_STATUS = 130
 
 
 def select_tasks(cards: Sequence[TaskCard], config: Config) -> list[TaskCard]:
@@ -69,28 +76,57 @@ def environment_server(config: Config, log: logging.Logger) -> Iterator[str]:
 
 
 def run(config: Config, out: StructuredLog, redactor: Redactor, log: logging.Logger) -> int:
+    """Play the plan, then write the results, the report and (as it goes) the trajectories."""
     started = time.monotonic()
     model_label = FALLBACK_LABEL if config.fallback else config.model_name
     model = None if config.fallback else ChatModel(config)
     if model is not None and not config.api_key:
         log.warning("neither HF_TOKEN nor API_KEY is set: calling %s without a key", config.api_base_url)
-    with environment_server(config, log) as base_url:
-        with EnvHttpClient(base_url, config.env_timeout_s) as client:
-            try:
-                cards = select_tasks(client.tasks(), config)
-            except EnvClientError as exc:
-                log.error("cannot list the tasks of the environment server: %s", exc)
-                return 1
-            run_deadline = started + config.time_budget_s
-            outcomes = []
-            for index, card in enumerate(cards):
-                share = max(0.0, run_deadline - time.monotonic()) / (len(cards) - index)
-                deadline = time.monotonic() + share
-                agent = make_agent(card, config, model, deadline)
-                outcomes.append(TaskRun(card, client, agent, config, out, model_label).run())
-    document = results_document(config, model_label, outcomes, time.monotonic() - started)
-    path = write_results(config.output, document, redactor)
-    summary = document["summary"]
-    log.info("mean scores %s (%d/%d tasks completed); results in %s",
-             summary["mean_score"], summary["successes"], summary["tasks"], path)
-    return 0
+    records: list[dict[str, Any]] = []
+    interrupted = False
+    with environment_server(config, log) as base_url, contextlib.ExitStack() as stack:
+        clients = [stack.enter_context(EnvHttpClient(base_url, config.env_timeout_s))
+                   for _ in range(config.concurrency)]
+        try:
+            cards = select_tasks(clients[0].tasks(), config)
+        except EnvClientError as exc:
+            log.error("cannot list the tasks of the environment server: %s", exc)
+            return 1
+        plan = plan_episodes(cards, config.seeds, config.repeats)
+        rounds = len(config.seeds) * config.repeats
+        budget = TimeBudget(config.time_budget_s * rounds, len(plan), config.concurrency)
+
+        def play(item: PlannedEpisode, episode_out: StructuredLog, client: EnvHttpClient) -> dict[str, Any]:
+            agent = make_agent(item.card, config, model, budget.next_deadline())
+            return TaskRun(item.card, client, agent, config, episode_out, model_label, item.seed, item.repeat).run()
+
+        trajectories = stack.enter_context(TrajectoryLog(config.trajectories, redactor))
+        progress = stack.enter_context(Progress(len(plan), sys.stderr, config.progress))
+
+        def keep(record: dict[str, Any]) -> None:
+            records.append(record)
+            trajectories.write(record)
+
+        try:
+            play_all(plan, play, out, clients, keep, lambda r: progress.advance(r["score"], r["success"]))
+        except KeyboardInterrupt:
+            interrupted = True
+            log.warning("interrupted after %d of %d episodes: writing what was played", len(records), len(plan))
+    write_outputs(config, model_label, records, time.monotonic() - started, redactor, log)
+    return INTERRUPTED_STATUS if interrupted else 0
+
+
+def write_outputs(config: Config, model_label: str, records: list[dict[str, Any]], duration_s: float,
+                  redactor: Redactor, log: logging.Logger) -> None:
+    """The results file and the markdown report (the trajectories are already written)."""
+    evaluation = evaluate(records, config.repeats)
+    document = results_document(config, model_label, records, duration_s, evaluation.as_json())
+    results_path = write_results(config.output, document, redactor)
+    run_facts = {"model": model_label, "seeds": seeds_label(config), "duration_s": duration_s}
+    report_path = write_report(config.report, evaluation, run_facts, redactor)
+    summary, overall = document["summary"], evaluation.overall
+    log.info("mean scores %s (%d/%d episodes completed); pass^k %s", summary["mean_score"],
+             summary["successes"], summary["tasks"],
+             {k: None if v is None else round(v, 3) for k, v in overall.pass_hat.items()})
+    log.info("results in %s, report in %s, trajectories in %s", results_path, report_path,
+             Path(config.trajectories).resolve())

@@ -1,7 +1,9 @@
 """The run's configuration: command-line flags plus environment variables.
 
 Defaults suit a slow local endpoint (a small model on a CPU can take a minute
-per call) while keeping the default six-task run bounded in wall time.
+per call) while keeping the default six-task run bounded in wall time. A
+sweep (`--seeds 0-49 --repeats 4`) is the same run over more episodes: every
+selected task on every seed, k times.
 """
 
 from __future__ import annotations
@@ -9,13 +11,16 @@ from __future__ import annotations
 import argparse
 import os
 from dataclasses import dataclass, field
-from typing import Mapping, Optional, Sequence
+from typing import Callable, Mapping, Optional, Sequence
 
 DEFAULT_API_BASE_URL = "https://router.huggingface.co/v1"
 DEFAULT_MODEL_NAME = "Qwen/Qwen2.5-72B-Instruct"
 DEFAULT_ENV_BASE_URL = "http://localhost:8000"
 ENV_NAMES = ("servicebench", "support_queue")
 TOOL_MODES = ("auto", "on", "off")
+MAX_SEEDS = 100_000
+MAX_REPEATS = 100
+MAX_CONCURRENCY = 64
 
 
 class ConfigError(ValueError):
@@ -33,9 +38,22 @@ class Config:
     env: Optional[str] = None
     task: Optional[str] = None
     seed: Optional[int] = None
+    """--seed: the one seed of a single-seed run (None: the canonical task)."""
+    seeds: tuple[Optional[int], ...] = (None,)
+    """Every seed the run plays, in order: --seeds, else (--seed,), else the canonical task."""
+    seed_spec: Optional[str] = None
+    """--seeds as given, for the report."""
+    repeats: int = 1
+    """--repeats: episodes per (task, seed); pass^1..pass^repeats are reported."""
+    concurrency: int = 1
+    """--concurrency: episodes played at once (each with its own HTTP client)."""
     fallback: bool = False
     max_steps: Optional[int] = None
     output: str = "inference_results.json"
+    trajectories: str = "inference_trajectories.jsonl"
+    report: str = "inference_report.md"
+    progress: bool = True
+    """False with --no-progress; the bar is drawn only when stderr is a terminal anyway."""
     model_timeout_s: float = 120.0
     """MODEL_TIMEOUT_S: one model call's timeout."""
     model_max_retries: int = 2
@@ -51,7 +69,8 @@ class Config:
     model_tools: str = "auto"
     """MODEL_TOOLS: auto (tools, else JSON in text when the endpoint refuses tools), on, off."""
     time_budget_s: float = 900.0
-    """INFERENCE_TIME_BUDGET_S: wall-time budget of the whole run, shared out among the tasks."""
+    """INFERENCE_TIME_BUDGET_S: wall-time budget of one pass over the selected tasks, shared out among
+    them; a sweep gets it once per (seed, repeat) round, so that its bound grows with its size."""
     max_failed_turns: int = 2
     """AGENT_MAX_FAILED_TURNS: consecutive ServiceBench turns without a usable action before the episode ends."""
     env_timeout_s: float = 30.0
@@ -92,6 +111,39 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def parse_seeds(text: str) -> tuple[int, ...]:
+    """The seeds of a spec like `0-49` or `1,5,9-12`, in the order written; no seed twice."""
+    seeds: list[int] = []
+    for item in (part.strip() for part in text.split(",")):
+        low, dash, high = item.partition("-")
+        try:
+            first = int(low)
+            last = int(high) if dash else first
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"expected seeds like 0-49 or 1,5,9-12, got {text!r}") from None
+        if first < 0 or last < first:
+            raise argparse.ArgumentTypeError(f"bad seed range {item!r}: expected 0 <= first <= last")
+        if len(seeds) + last - first + 1 > MAX_SEEDS:
+            raise argparse.ArgumentTypeError(f"at most {MAX_SEEDS} seeds per run")
+        seeds.extend(range(first, last + 1))
+    if len(set(seeds)) != len(seeds):
+        raise argparse.ArgumentTypeError(f"a seed appears twice in {text!r}")
+    return tuple(seeds)
+
+
+def _bounded_int(maximum: int) -> Callable[[str], int]:
+    """An argparse type: an integer in 1..maximum."""
+
+    def parse(text: str) -> int:
+        value = _positive_int(text)
+        if value > maximum:
+            raise argparse.ArgumentTypeError(f"expected an integer <= {maximum}, got {text!r}")
+        return value
+
+    return parse
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="inference.py",
@@ -100,17 +152,33 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--env", choices=ENV_NAMES, help="only this environment's tasks")
     parser.add_argument("--task", help="only this task (id, or ServiceBench's integer alias)")
-    parser.add_argument("--seed", type=_non_negative_int, help="task variant seed (default: canonical task)")
+    seeds = parser.add_mutually_exclusive_group()
+    seeds.add_argument("--seed", type=_non_negative_int, help="task variant seed (default: canonical task)")
+    seeds.add_argument("--seeds", type=str, metavar="SPEC",
+                       help="sweep these seeds, e.g. 0-49 or 1,5,9-12 (0 is the canonical task)")
+    parser.add_argument("--repeats", type=_bounded_int(MAX_REPEATS), default=1, metavar="K",
+                        help="episodes per (task, seed); reports pass^1..pass^K (default 1)")
+    parser.add_argument("--concurrency", type=_bounded_int(MAX_CONCURRENCY), default=1, metavar="N",
+                        help="episodes played in parallel (default 1); stdout stays one block per episode")
     parser.add_argument("--fallback", action="store_true",
                         help="no model: ServiceBench's optimal policy and Support Queue's heuristic")
     parser.add_argument("--max-steps", type=_positive_int, help="cap on steps per task (default: task budget)")
     parser.add_argument("--output", default="inference_results.json", help="results file path")
+    parser.add_argument("--trajectories", default="inference_trajectories.jsonl",
+                        help="JSONL file of every episode's trajectory, one line per episode")
+    parser.add_argument("--report", default="inference_report.md", help="markdown report path")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar or lines on stderr")
     return parser
 
 
 def load_config(argv: Optional[Sequence[str]] = None, environ: Mapping[str, str] = os.environ) -> Config:
     """Flags from `argv`, the rest from `environ`; raises ConfigError on a bad value."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        seeds = parse_seeds(args.seeds) if args.seeds is not None else (args.seed,)
+    except argparse.ArgumentTypeError as exc:
+        parser.error(f"argument --seeds: {exc}")
     tools = environ.get("MODEL_TOOLS", "auto").strip().lower() or "auto"
     if tools not in TOOL_MODES:
         raise ConfigError(f"MODEL_TOOLS must be one of {', '.join(TOOL_MODES)}, got {tools!r}")
@@ -125,9 +193,16 @@ def load_config(argv: Optional[Sequence[str]] = None, environ: Mapping[str, str]
         env=args.env,
         task=args.task,
         seed=args.seed,
+        seeds=seeds,
+        seed_spec=args.seeds,
+        repeats=args.repeats,
+        concurrency=args.concurrency,
         fallback=args.fallback,
         max_steps=args.max_steps,
         output=args.output,
+        trajectories=args.trajectories,
+        report=args.report,
+        progress=not args.no_progress,
         model_timeout_s=_number(environ, "MODEL_TIMEOUT_S", 120.0, float, 0.001),
         model_max_retries=int(_number(environ, "MODEL_MAX_RETRIES", 2, int, 0)),
         model_backoff_s=_number(environ, "MODEL_BACKOFF_S", 2.0, float, 0.0),

@@ -9,6 +9,7 @@ token never appears even if an endpoint echoes it back in an error message.
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import logging
 import re
@@ -93,6 +94,18 @@ class StructuredLog:
 
     def end(self, success: bool, steps: int, score: float, rewards: Iterable[float]) -> None:
         self._emit(format_end(success, steps, score, rewards))
+
+    def buffered(self) -> "StructuredLog":
+        """A log with the same redaction that collects its lines, for an episode played concurrently."""
+        return StructuredLog(self.redact, io.StringIO())
+
+    def print_block(self, collected: "StructuredLog") -> None:
+        """Print, in one write, the lines a `buffered()` log collected (already redacted)."""
+        text = collected.stream.getvalue() if isinstance(collected.stream, io.StringIO) else ""
+        if text:
+            stream = self.stream or sys.stdout
+            stream.write(text)
+            stream.flush()
 
 
 class RedactingStream:

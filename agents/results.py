@@ -1,4 +1,10 @@
-"""The results file: every task's record plus the mean scores per environment and overall."""
+"""The run's files: the results document, the trajectory log (JSONL) and atomic writes.
+
+The results file keeps every episode's record plus the mean scores per
+environment and overall, and the evaluation tables (`aggregate`). The
+trajectory log gets one line per episode as soon as that episode is printed,
+so a long sweep that dies half way keeps what it played.
+"""
 
 from __future__ import annotations
 
@@ -7,14 +13,15 @@ import os
 import tempfile
 from pathlib import Path
 from statistics import fmean
-from typing import Any, Sequence
+from types import TracebackType
+from typing import Any, Optional, Sequence, TextIO
 
 from agents.config import ENV_NAMES, Config
 from agents.output import Redactor
 
 
 def summarize(tasks: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """Mean score per environment (of the tasks run) and overall, and the success count."""
+    """Mean score per environment (of the episodes run) and overall, and the success count."""
     mean_score: dict[str, float] = {}
     for env in ENV_NAMES:
         scores = [t["score"] for t in tasks if t["env"] == env]
@@ -28,31 +35,75 @@ def summarize(tasks: Sequence[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def seeds_label(config: Config) -> str:
+    """How the report names the run's seeds."""
+    if config.seed_spec is not None:
+        return f"{config.seed_spec} ({len(config.seeds)} seeds)"
+    return "canonical tasks" if config.seed is None else str(config.seed)
+
+
 def results_document(config: Config, model_label: str, tasks: Sequence[dict[str, Any]],
-                     duration_s: float) -> dict[str, Any]:
+                     duration_s: float, aggregate: dict[str, Any]) -> dict[str, Any]:
     return {
         "model": model_label,
         "api_base_url": None if config.fallback else config.api_base_url,
         "env_base_url": config.env_base_url,
         "fallback": config.fallback,
         "seed": config.seed,
+        "seeds": list(config.seeds),
+        "repeats": config.repeats,
         "duration_s": round(duration_s, 3),
         "summary": summarize(tasks),
+        "aggregate": aggregate,
         "tasks": list(tasks),
     }
 
 
-def write_results(path: str, document: dict[str, Any], redactor: Redactor) -> Path:
-    """Write `document` (redacted) atomically, so a reader never sees half a file."""
+def write_atomically(path: str, text: str) -> Path:
+    """Write `text` to `path` through a temporary file, so a reader never sees half a file."""
     target = Path(path).resolve()
     target.parent.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(redactor.data(document), indent=2, ensure_ascii=False, default=str)
     handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text + "\n")
+            stream.write(text)
         os.replace(temporary, target)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
     return target
+
+
+def write_results(path: str, document: dict[str, Any], redactor: Redactor) -> Path:
+    """Write `document` (redacted) atomically."""
+    text = json.dumps(redactor.data(document), indent=2, ensure_ascii=False, default=str)
+    return write_atomically(path, text + "\n")
+
+
+class TrajectoryLog:
+    """The JSONL file of a run: one redacted, compact JSON line per episode, flushed."""
+
+    def __init__(self, path: str, redactor: Redactor) -> None:
+        self.path = Path(path).resolve()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._redact = redactor
+        self._stream: Optional[TextIO] = open(self.path, "w", encoding="utf-8")
+
+    def write(self, record: dict[str, Any]) -> None:
+        if self._stream is None:
+            raise ValueError("the trajectory log is closed")
+        # ASCII-escaped: no Unicode line separator can split a line for a reader using splitlines
+        self._stream.write(json.dumps(self._redact.data(record), ensure_ascii=True, default=str) + "\n")
+        self._stream.flush()
+
+    def close(self) -> None:
+        if self._stream is not None:
+            self._stream.close()
+            self._stream = None
+
+    def __enter__(self) -> "TrajectoryLog":
+        return self
+
+    def __exit__(self, kind: Optional[type[BaseException]], error: Optional[BaseException],
+                 trace: Optional[TracebackType]) -> None:
+        self.close()

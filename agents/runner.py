@@ -81,9 +81,10 @@ class TaskRun:
     """One task's episode: the loop, the structured lines and the trajectory."""
 
     def __init__(self, card: TaskCard, client: EnvHttpClient, agent: Agent, config: Config,
-                 out: StructuredLog, model_label: str) -> None:
+                 out: StructuredLog, model_label: str, seed: Optional[int] = None, repeat: int = 0) -> None:
         self.card, self.client, self.agent, self.config = card, client, agent, config
         self.out, self.model_label = out, model_label
+        self.seed, self.repeat = seed, repeat
         self.rewards: list[float] = []
         self.trajectory: list[dict[str, Any]] = []
         self.error: Optional[str] = None
@@ -96,7 +97,7 @@ class TaskRun:
                                 "error": error, "observation": observation_summary(observation)})
 
     def _play(self) -> None:
-        result = self.client.reset(env=self.card.env, task_id=self.card.id, seed=self.config.seed)
+        result = self.client.reset(env=self.card.env, task_id=self.card.id, seed=self.seed)
         observation, done, failed_turns = result.observation, result.done, 0
         budget = min(self.card.max_steps, self.config.max_steps or self.card.max_steps)
         while not done and len(self.rewards) < budget:
@@ -135,7 +136,7 @@ class TaskRun:
                 self._play()
             except Exception as exc:  # the run goes on with the next task
                 self.error = one_line(f"{type(exc).__name__}: {exc}")
-                log.exception("task %s failed", self.card.id)
+                log.exception("task %s (seed %s) failed", self.card.id, self.seed)
             if self.client.episode_id is not None:
                 score, success = episode_result(self.client)
         except Exception as exc:
@@ -143,11 +144,12 @@ class TaskRun:
         finally:
             self.out.end(success, len(self.rewards), score, self.rewards)
         if self.error:
-            log.warning("task %s: %s", self.card.id, self.error)
+            log.warning("task %s (seed %s): %s", self.card.id, self.seed, self.error)
         return {
             "env": self.card.env,
             "task_id": self.card.id,
-            "seed": self.config.seed,
+            "seed": self.seed,
+            "repeat": self.repeat,
             "model": self.model_label,
             "score": round(score, 6),
             "success": success,
