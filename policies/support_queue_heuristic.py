@@ -1,13 +1,13 @@
 """The Support Queue baseline: a deterministic, keyword-and-rule triage policy.
 
-It reads only the current ticket of the observation (subject, body, tier,
-product area, SLA and recent events) and applies the triage rules the task
-instructions state: queue from the topic, priority from impact then tier/SLA,
-disposition in the order close -> request_info -> escalate -> respond. The
-summary and reply are assembled from what it read, with support macros for
-common situations (lockouts, rotated secrets, blocked sign-ins, incidents,
-abuse, unrecorded promises, ambiguous accounts, churn risk). It knows no ticket
-ids, no canonical texts and nothing of the grader.
+It reads only the current ticket (subject, body, tier, product area, SLA, recent
+events) and applies the triage rules the instructions state: queue from the topic,
+priority from impact then tier/SLA, disposition in the order close -> request_info
+-> escalate -> respond, trusting the events over the customer's words (an outage is
+an incident in the events, not a customer saying "outage"). Summary and reply are
+assembled from what it read, with support macros for common situations (lockouts,
+rotated secrets, blocked sign-ins, incidents, abuse, unrecorded promises, ambiguous
+accounts, churn risk). It knows no ticket ids, no ticket texts, nothing of the grader.
 """
 
 from __future__ import annotations
@@ -20,26 +20,29 @@ from models import SupportQueueAction, Ticket
 
 QUEUE_CUES: dict[str, tuple[str, int]] = {
     "trust_safety": (r"phish|spoof|impersonat|scam|fake (?:copy|sign|login|page)|spam\b|fraud"
-                     r"|abuse|take ?down|isn.t ours|not ours", 3),
+                     r"|abus|harass|threaten|take ?down|isn.t ours|not ours", 3),
     "security": (r"hack|breach|compromis|suspicious|unrecogni[sz]ed|locked|lockout|password|2fa"
-                 r"|mfa|\bsso\b|login code|log ?in|sign.?in", 1),
+                 r"|mfa|\bsso\b|saml|login code|log ?in|sign.?in", 1),
     "technical": (r"\bapi\b|webhook|endpoint|\b[45]\d\d\b|error|outage|\bdown\b|integration"
-                  r"|sync|deploy|\bbug\b|checkout|timeout", 1),
+                  r"|sync|deploy|\bbug\b|checkout|timeout|export|rate limit", 1),
     "billing": (r"invoice|\bbill\b|billing|charge|payment|\bcard\b|refund|discount|price|paid"
                 r"|dispute", 1),
-    "success": (r"renew|competitor|cancel|contract|churn|\bstay\b|\bleave\b|adoption|stopped using"
-                r"|roadmap|onboard|training|feature request", 1),
+    "success": (r"renew|competitor|competing|cancel|contract|churn|\bstay\b|\bleave\b|adoption"
+                r"|stopped using|roadmap|onboard|training|feature request|suggestion", 1),
 }
 TEAM_NAMES = {"trust_safety": "Trust & Safety", "security": "security", "technical": "engineering",
               "billing": "billing", "success": "customer success"}
 SECURITY_ALARM = r"hack|breach|compromis|did not request|didn.t request|unrequested|suspicious"
 BROKEN = r"\bfail|not syncing|stopped working|broken|can.?t|cannot|unable|\berrors?\b|\bdown\b"
-WORKAROUND = r"by hand|manual|workaround|in the meantime|for now"
-OUTAGE = r"production down|outage|site down|no (?:customer|one|user)s? can|nobody can"
-RESOLVED = r"you can close|all sorted|resolved now|sorted now|no longer need|never mind|disregard"
-CONFIRMED = r"paid in full|resolved|succeeded|cleared"
+WORKAROUND = r"by hand|manual|workaround|in the meantime|for now|running fine|everything else"
+TEAM_BLOCKED = r"none of us|nobody can|everyone|whole team|no other way in"
+RESOLVED = (r"you can close|please close|all sorted|resolved now|sorted now|no longer need|never mind"
+            r"|disregard|fine now|back in|works again|everything works")
+CONFIRMED = r"paid in full|resolved|succeeded|successful|cleared"
+REFUND = r"refund|money back|return the duplicate|charged twice"
 CLAIMED = r"promis|agreed|told us|assured"
-CHURN = r"competitor|cancel|not renew|move to|leave|not convinced we should stay"
+CHURN = (r"competitor|competing|another vendor|cancel|not renew|move to|we.ll move|leave"
+         r"|not convinced we should stay")
 SUMMARY_WORDS = 60  # the summary length the task instructions allow
 ASKS = r"\b(?:can you|could you|please|i want|i need|i expect)\b"
 
@@ -77,6 +80,8 @@ def choose_queue(r: Reading) -> str:
         queue: weight * (len(set(re.findall(pattern, r.said))) + 2 * len(re.findall(pattern, area)))
         for queue, (pattern, weight) in QUEUE_CUES.items()
     }
+    if not any(scores.values()):
+        return "technical"  # a product question no cue names
     return max(QUEUE_CUES, key=lambda queue: scores[queue])
 
 
@@ -87,9 +92,9 @@ def choose_disposition(r: Reading, queue: str) -> str:
         return "request_info"
     if queue == "trust_safety" or (queue == "success" and r.says(CHURN)):
         return "escalate"
-    if queue == "technical" and (r.says(OUTAGE) or r.logs(r"\bincident\b")):
+    if queue == "technical" and r.logs(r"\bincident\b"):  # the events, not the words, show one
         return "escalate"
-    if r.logs(r"(?<!no )successful sign.?ins? from") or (queue == "billing" and r.says(r"refund")):
+    if r.logs(r"(?<!no )successful sign.?ins? from") or (queue == "billing" and r.says(REFUND)):
         return "escalate"
     return "respond"
 
@@ -109,12 +114,13 @@ def _missing_details(r: Reading) -> list[str]:
 def choose_priority(r: Reading, queue: str, disposition: str) -> str:
     people = [int(n) for n in re.findall(r"\b(\d+) (?:of (?:our|them)|staff|people|employees|of)",
                                          r.said + " " + r.events)]
-    if disposition == "close" or (queue == "success" and not r.says(BROKEN)):
+    if disposition == "close" or queue == "success":
         level = 4
-    elif (queue == "technical" and (r.says(OUTAGE) or r.logs(r"\bincident\b"))) or (
+    elif (queue == "technical" and r.logs(r"\bincident\b")) or (
             queue == "trust_safety" and max(people, default=0) >= 10):
         level = 1
-    elif r.says(SECURITY_ALARM) or (queue == "technical" and r.says(BROKEN)):
+    elif (r.says(SECURITY_ALARM) or (queue == "technical" and r.says(BROKEN))
+          or (queue == "security" and r.says(TEAM_BLOCKED))):
         level = 3 if r.says(WORKAROUND) else 2
     else:
         level = 3

@@ -9,12 +9,15 @@ to the next; the episode is done after the last ticket. Rewards:
 * episode score (`score`, the state's `average_reward`, `info["average_reward"]`):
   the mean reward over the tickets graded so far, over all tickets once done, in [0, 1].
 
-An episode keeps only a reference to the shared immutable task, a cursor, its
-own actions and one float per graded ticket, so `reset` and `step` are cheap and
-an idle episode is a few hundred bytes. The state's grading history is rebuilt
-from the actions on request: the grader is deterministic. Every task has one
-canonical variant: the seed is recorded in the state and the episode is the same
-for any seed.
+Seeds: `reset(task_id)` or `reset(task_id, seed=0)` plays the canonical task of
+data/support_tickets.json; any other seed plays that task's generated variant
+(server/support_queue_variants.py), proven before it is served and then shared
+through a bounded cache. The same (task, seed) is the same episode in any process.
+
+An episode keeps only a reference to the shared immutable variant (its tickets and
+their compiled facts), a cursor, its own actions and one float per graded ticket, so
+`reset` and `step` are cheap and an idle episode is a few hundred bytes. The state's
+grading history is rebuilt from the actions on request: the grader is deterministic.
 """
 
 from __future__ import annotations
@@ -23,14 +26,9 @@ from typing import Any, Optional
 
 from models import SupportQueueAction, SupportQueueObservation, SupportQueueState, TaskCard
 from server.episode import EpisodeEnvironment
-from server.support_queue_grader import DECIMALS, SCORING_WEIGHTS, grade
-from server.support_queue_tasks import (
-    ENV_NAME,
-    TASK_CARDS,
-    CanonicalTicket,
-    SupportTask,
-    get_task,
-)
+from server.support_queue_grader import DECIMALS, SCORING_WEIGHTS, TicketFacts, grade
+from server.support_queue_tasks import ENV_NAME, TASK_CARDS, CanonicalTicket, SupportTask
+from server.support_queue_variants import ProvenVariant, variant_for
 
 
 class SupportQueueEnvironment(
@@ -51,6 +49,7 @@ class SupportQueueEnvironment(
 
     def __init__(self) -> None:
         super().__init__()
+        self._variant: Optional[ProvenVariant] = None
         self._task: Optional[SupportTask] = None
         self._cursor = 0
         self._actions: list[SupportQueueAction] = []
@@ -71,7 +70,8 @@ class SupportQueueEnvironment(
     # --------------------------------------------------------------- lifecycle
 
     def _start(self, card: TaskCard, seed: Optional[int]) -> SupportQueueObservation:
-        self._task = get_task(card.id)
+        self._variant = variant_for(card.id, seed)
+        self._task = self._variant.task
         self._cursor = 0
         self._actions = []
         self._rewards = []
@@ -80,7 +80,7 @@ class SupportQueueEnvironment(
     def _apply(self, action: SupportQueueAction) -> SupportQueueObservation:
         task = self._require_task()
         ticket = task.tickets[self._cursor]
-        ticket_grade = grade(ticket, action)
+        ticket_grade = grade(ticket, action, self._facts(ticket))
         self._actions.append(action.model_copy())  # the caller may reuse its object
         self._rewards.append(ticket_grade.reward)
         self._cursor += 1
@@ -116,6 +116,9 @@ class SupportQueueEnvironment(
             info={**info, "average_reward": self.score, "tickets_graded": len(self._rewards)},
         )
 
+    def _facts(self, ticket: CanonicalTicket) -> Optional[TicketFacts]:
+        return self._variant.facts[ticket.ticket_id] if self._variant else None
+
     def _graded(self) -> list[tuple[CanonicalTicket, SupportQueueAction]]:
         task = self._task
         return list(zip(task.tickets, self._actions)) if task else []
@@ -140,5 +143,6 @@ class SupportQueueEnvironment(
                 {"step": i, "ticket_id": ticket.ticket_id, **action.model_dump(exclude={"metadata"})}
                 for i, (ticket, action) in enumerate(graded, start=1)
             ],
-            grading_history=[grade(ticket, action).model_dump() for ticket, action in graded],
+            grading_history=[grade(ticket, action, self._facts(ticket)).model_dump()
+                             for ticket, action in graded],
         )

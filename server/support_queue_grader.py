@@ -9,7 +9,8 @@ unsafe-reply rule (server/support_queue_safety.py); the total is clamped to [0, 
 Coverage is hard to game: a text earns no coverage at all (flag in brackets) when
 - it is longer than its word cap, `WORD_CAPS`, counted by `count_words` [over_word_cap];
 - it mentions more than `MAX_OFF_TOPIC_FACTS` facts that belong only to other
-  tickets of the same task: a text padded with every ticket's keywords is not
+  tickets of the same task (canonical or generated: `compile_task_facts` gives each
+  ticket its task's other facts): a text padded with every ticket's keywords is not
   about this ticket [off_topic_facts];
 - one content word makes up more than `MAX_REPEAT_SHARE` of its (at least
   `REPEAT_MIN_WORDS`) content words and occurs at least `REPEAT_MIN_COUNT`
@@ -20,8 +21,9 @@ A list of only this ticket's facts earns the same as a genuine text, never more.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from types import MappingProxyType
-from typing import Literal, Mapping
+from typing import Literal, Mapping, Optional, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
@@ -107,7 +109,7 @@ class TicketGrade(BaseModel):
     reward: float
 
 
-class _TicketFacts:
+class TicketFacts:
     """One ticket's facts, compiled once: its own per component, and its task's other facts."""
 
     __slots__ = ("own", "off_topic")
@@ -121,43 +123,58 @@ class _TicketFacts:
 SYNONYM_TABLE = SynonymTable.build(SYNONYMS)
 
 
+@lru_cache(maxsize=1 << 14)
+def _compiled(phrasings: tuple[str, ...]) -> CompiledFact:
+    """Most facts recur across variants (only some carry the variant's values): compile once."""
+    return CompiledFact.compile(phrasings, SYNONYM_TABLE)
+
+
 def _compile_own(ticket: CanonicalTicket) -> dict[str, tuple[CompiledFact, ...]]:
     return {
-        "summary": tuple(CompiledFact.compile(f, SYNONYM_TABLE) for f in ticket.summary_facts),
-        "response": tuple(CompiledFact.compile(f, SYNONYM_TABLE) for f in ticket.response_facts),
+        "summary": tuple(_compiled(f) for f in ticket.summary_facts),
+        "response": tuple(_compiled(f) for f in ticket.response_facts),
     }
 
 
-def _compile_all() -> Mapping[str, _TicketFacts]:
-    own = {t.ticket_id: _compile_own(t) for task in TASKS for t in task.tickets}
-    compiled: dict[str, _TicketFacts] = {}
-    for task in TASKS:
-        for ticket in task.tickets:
-            mine = own[ticket.ticket_id]
-            my_phrasings = {p for facts in mine.values() for f in facts for p in f.phrasings}
-            seen: set[tuple[tuple[str, ...], ...]] = set()
-            others: list[CompiledFact] = []
-            for other in task.tickets:
-                if other.ticket_id == ticket.ticket_id:
-                    continue
-                for fact in (*own[other.ticket_id]["summary"], *own[other.ticket_id]["response"]):
-                    if my_phrasings.isdisjoint(fact.phrasings) and fact.phrasings not in seen:
-                        seen.add(fact.phrasings)
-                        others.append(fact)
-            compiled[ticket.ticket_id] = _TicketFacts(mine, tuple(others))
+def compile_task_facts(tickets: Sequence[CanonicalTicket]) -> Mapping[str, TicketFacts]:
+    """Every ticket's facts, and as its off-topic facts those of the task's other tickets
+    that share no phrasing with its own (a shared fact is on topic for both)."""
+    own = {t.ticket_id: _compile_own(t) for t in tickets}
+    compiled: dict[str, TicketFacts] = {}
+    for ticket in tickets:
+        mine = own[ticket.ticket_id]
+        my_phrasings = {p for facts in mine.values() for f in facts for p in f.phrasings}
+        seen: set[tuple[tuple[str, ...], ...]] = set()
+        others: list[CompiledFact] = []
+        for other in tickets:
+            if other.ticket_id == ticket.ticket_id:
+                continue
+            for fact in (*own[other.ticket_id]["summary"], *own[other.ticket_id]["response"]):
+                if my_phrasings.isdisjoint(fact.phrasings) and fact.phrasings not in seen:
+                    seen.add(fact.phrasings)
+                    others.append(fact)
+        compiled[ticket.ticket_id] = TicketFacts(mine, tuple(others))
     return MappingProxyType(compiled)
 
 
-_FACTS = _compile_all()
+CANONICAL_FACTS: Mapping[str, Mapping[str, TicketFacts]] = MappingProxyType(
+    {task.card.id: compile_task_facts(task.tickets) for task in TASKS}
+)
+_CANONICAL_TICKETS = {t.ticket_id: (t, CANONICAL_FACTS[task.card.id][t.ticket_id])
+                      for task in TASKS for t in task.tickets}
 _unknown_rules = {n.rule for task in TASKS for t in task.tickets for n in t.unsafe}
 _unknown_rules -= set(RULE_NAMES)
 if _unknown_rules:
     raise ValueError(f"support_tickets.json names unknown unsafe rules: {sorted(_unknown_rules)}")
 
 
-def _facts_for(ticket: CanonicalTicket) -> _TicketFacts:
-    known = _FACTS.get(ticket.ticket_id)
-    return known if known is not None else _TicketFacts(_compile_own(ticket), ())
+def _facts_for(ticket: CanonicalTicket) -> TicketFacts:
+    """A canonical ticket's compiled facts; any other ticket's own facts, with no task context
+    (callers grading a generated ticket pass its task's `compile_task_facts` entry)."""
+    known = _CANONICAL_TICKETS.get(ticket.ticket_id)
+    if known is not None and known[0] is ticket:
+        return known[1]
+    return TicketFacts(_compile_own(ticket), ())
 
 
 def count_words(text: str) -> int:
@@ -173,9 +190,10 @@ def _label(chosen: str, gold: str, component: str) -> LabelScore:
                       earned=weight if correct else 0.0)
 
 
-def score_text(text: str, ticket: CanonicalTicket, component: TextComponent) -> CoverageScore:
+def score_text(text: str, ticket: CanonicalTicket, component: TextComponent,
+               facts: Optional[TicketFacts] = None) -> CoverageScore:
     """Coverage of the ticket's facts for one text component, with the anti-gaming flags."""
-    facts = _facts_for(ticket)
+    facts = facts if facts is not None else _facts_for(ticket)
     own = facts.own[component]
     words = NormalisedText(text, SYNONYM_TABLE)
     found = [f.found_in(words) for f in own]
@@ -206,14 +224,19 @@ def score_text(text: str, ticket: CanonicalTicket, component: TextComponent) -> 
     )
 
 
-def grade(ticket: CanonicalTicket, action: SupportQueueAction) -> TicketGrade:
-    """Grade one action against one ticket; the reward is clamped to [0, 1]."""
+def grade(ticket: CanonicalTicket, action: SupportQueueAction,
+          facts: Optional[TicketFacts] = None) -> TicketGrade:
+    """Grade one action against one ticket; the reward is clamped to [0, 1].
+
+    `facts` is the ticket's entry of `compile_task_facts` for its task; it may be
+    left out for a canonical ticket."""
+    facts = facts if facts is not None else _facts_for(ticket)
     gold = ticket.gold
     priority = _label(action.priority, gold.priority, "priority")
     queue = _label(action.queue, gold.queue, "queue")
     disposition = _label(action.disposition, gold.disposition, "disposition")
-    summary = score_text(action.summary, ticket, "summary")
-    response = score_text(action.response, ticket, "response")
+    summary = score_text(action.summary, ticket, "summary", facts)
+    response = score_text(action.response, ticket, "response", facts)
     hits = unsafe_hits(action.response, ticket.public_text, PRODUCT_DOMAINS)
     unsafe = UnsafeScore(
         hits=[UnsafeHit(rule=h.rule, excerpt=h.excerpt) for h in hits],

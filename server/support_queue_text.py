@@ -3,7 +3,8 @@
 A fact is credited when one of its phrasings occurs in the text after both are
 normalised the same way, so a paraphrase earns the same credit as the exact words:
 
-1. lower case; curly quotes straightened; contractions expanded ("can't" -> "can not");
+1. lower case; curly quotes straightened; contractions expanded ("can't" -> "can not"),
+   only where they end a word (so a quote before a word, as in "'shopper12'", stays a quote);
    thousands separators dropped ("14,400" -> "14400"); "%" -> "percent";
    every other non-alphanumeric character (hyphens, punctuation) splits words;
 2. simple inflections stripped (plural -s/-es/-ies, -ed, -ing, a final -e,
@@ -40,14 +41,20 @@ _CONTRACTIONS = (
     ("'re", " are"), ("'ll", " will"), ("'ve", " have"), ("'m", " am"), ("'d", " would"),
     ("'s", ""),
 )
+_WHOLE_WORDS = ("can't", "cannot", "won't")
+_CONTRACTION = re.compile(
+    r"\b(?:" + "|".join(re.escape(w) for w in _WHOLE_WORDS) + r")(?![a-z])"
+    r"|(?<=[a-z])(?:" + "|".join(re.escape(s) for s, _ in _CONTRACTIONS if s not in _WHOLE_WORDS)
+    + r")(?![a-z])"
+)
+_EXPANSION = dict(_CONTRACTIONS)
 _BRITISH_ISE = re.compile(r"is(e|ed|es|er|ing|ation|ations)$")
 
 
 def prepare(text: str) -> str:
     """Lower case, straight quotes, expanded contractions: shared with the safety rules."""
     text = text.lower().replace("\u2019", "'").replace("\u2018", "'")
-    for short, long in _CONTRACTIONS:
-        text = text.replace(short, long)
+    text = _CONTRACTION.sub(lambda m: _EXPANSION[m.group(0)], text)
     text = re.sub(r"(?<=\d),(?=\d{3}\b)", "", text)
     return text.replace("%", " percent ")
 

@@ -241,7 +241,9 @@ def test_sweep_tables_match_its_trajectories(runs: dict[str, Run], cards: list[T
         task_id = row["Task"].strip("`")
         scores = [line["score"] for line in lines if line["task_id"] == task_id]
         assert (row["Instances"], row["Episodes"]) == (str(len(SEEDS)), str(len(scores)))
-        assert row["Mean score"] == f"{sum(scores) / len(scores):.3f}" == f"{task['mean_score']:.3f}"
+        # the mean recomputed from the trajectories and the aggregate's, within the table's rounding
+        assert float(row["Mean score"]) == pytest.approx(sum(scores) / len(scores), abs=5e-4 + 1e-9)
+        assert float(row["Mean score"]) == pytest.approx(task["mean_score"], abs=5e-4 + 1e-9)
         for k in range(1, REPEATS + 1):
             assert row[f"pass^{k}"] == f"{pass_hat_by_hand(lines, task_id, k):.3f}"
         assert "pass^3" not in row

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Optional
 
 import pytest
 
@@ -18,6 +19,7 @@ from server.episode import EpisodeFinishedError, EpisodeNotStartedError, Unknown
 from server.support_queue_environment import SupportQueueEnvironment
 from server.support_queue_grader import SCORING_WEIGHTS, grade
 from server.support_queue_tasks import TASKS, CanonicalTicket, SupportTask, get_task
+from server.support_queue_variants import variant_for
 
 TASK_IDS = ["easy_inbox_cleanup", "medium_sla_defense", "hard_exec_escalations"]
 
@@ -110,7 +112,7 @@ def test_score_is_the_mean_and_cumulative_the_sum(task: SupportTask) -> None:
 
 
 def test_state_has_cursor_and_full_histories() -> None:
-    task = get_task("medium_sla_defense")
+    task = variant_for("medium_sla_defense", 7).task  # a generated variant
     env = SupportQueueEnvironment()
     env.reset(task_id=task.card.id, seed=7)
     first, second = task.tickets[0], task.tickets[1]
@@ -160,16 +162,18 @@ def test_reset_starts_afresh() -> None:
 
 @pytest.mark.parametrize("task", TASKS, ids=lambda t: t.card.id)
 def test_same_task_and_seed_give_the_same_episode(task: SupportTask) -> None:
-    def run(seed: int) -> list[dict]:
+    def run(seed: Optional[int]) -> list[dict]:
         env = SupportQueueEnvironment()
         trace = [env.reset(task_id=task.card.id, seed=seed, episode_id="fixed").model_dump()]
-        for i, ticket in enumerate(task.tickets):
+        for i, ticket in enumerate(variant_for(task.card.id, seed).task.tickets):
             trace.append(env.step(flawed(ticket, i)).model_dump())
         trace.append(env.state.model_dump())
         return trace
 
     assert run(3) == run(3)
-    assert run(3)[:-1] == run(4)[:-1]  # one canonical variant: the seed only shows in the state
+    assert run(3)[0]["ticket"] != run(4)[0]["ticket"]  # another seed, another variant
+    assert run(None)[:-1] == run(0)[:-1]  # the canonical seed is the canonical task
+    assert run(0)[0]["ticket"] == task.tickets[0].public_ticket().model_dump()
 
 
 def test_episodes_share_the_immutable_tickets() -> None:

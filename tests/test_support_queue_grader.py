@@ -128,6 +128,15 @@ def test_non_matches(phrase: str, text: str) -> None:
     assert not fact.found_in(NormalisedText(text, SYNONYM_TABLE))
 
 
+def test_contractions_expand_only_at_the_end_of_a_word() -> None:
+    """A quote before a word is a quote: "'shopper12'" keeps its s, "'data'" its d."""
+    assert normalise("the account 'shopper7233' and 'data'", SYNONYM_TABLE) == [
+        "account", "shopper7233", "data"]
+    assert normalise("We can't, it's Marta's, you'd", SYNONYM_TABLE) == ["not", "marta"]
+    fact = CompiledFact.compile(["shopper7233"], SYNONYM_TABLE)
+    assert fact.found_in(NormalisedText("Sent by 'shopper7233'.", SYNONYM_TABLE))
+
+
 def test_normalise_drops_stop_words_and_stems() -> None:
     assert normalise("The invoices were paid in full", SYNONYM_TABLE) == ["invoic", "paid", "full"]
 

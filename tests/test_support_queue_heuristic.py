@@ -11,11 +11,18 @@ import pytest
 import policies.support_queue_heuristic as heuristic
 from models import Ticket
 from policies.support_queue_heuristic import triage
+from server.seeds import HELD_OUT
 from server.support_queue_environment import SupportQueueEnvironment
+from server.support_queue_scenarios import SITUATIONS
 from server.support_queue_tasks import TASKS, CanonicalTicket
 
 # Measured with this policy (the seed publishes easy 1.00, medium 0.98, hard 0.97).
 MEASURED = {"easy_inbox_cleanup": 1.0, "medium_sla_defense": 1.0, "hard_exec_escalations": 0.97375}
+# Its mean over the first 200 held-out seeds of each task, measured (0.926888, 0.914249,
+# 0.921032), floored to three decimals: a regression shows, an improvement is to be recorded.
+HELD_OUT_FLOOR = {"easy_inbox_cleanup": 0.926, "medium_sla_defense": 0.914,
+                  "hard_exec_escalations": 0.921}
+HELD_OUT_SEEDS = range(HELD_OUT.start, HELD_OUT.start + 200)
 ALL_TICKETS = [t for task in TASKS for t in task.tickets]
 
 
@@ -40,6 +47,18 @@ def test_scores_at_the_measured_level(task_id: str) -> None:
         assert grade["summary"]["flags"] == [] and grade["response"]["flags"] == []
 
 
+@pytest.mark.parametrize("task_id", sorted(HELD_OUT_FLOOR))
+def test_held_out_mean_at_the_measured_level(task_id: str) -> None:
+    env, scores = SupportQueueEnvironment(), []
+    for seed in HELD_OUT_SEEDS:
+        obs = env.reset(task_id=task_id, seed=seed)
+        while not obs.done:
+            obs = env.step(triage(obs))
+        scores.append(env.score)
+    mean = sum(scores) / len(scores)
+    assert HELD_OUT_FLOOR[task_id] <= mean < HELD_OUT_FLOOR[task_id] + 0.002, mean
+
+
 def test_policy_imports_nothing_of_the_server_or_the_data() -> None:
     tree = ast.parse(inspect.getsource(heuristic))
     imported = set()
@@ -60,6 +79,17 @@ def test_policy_source_has_no_ticket_ids_or_canonical_texts() -> None:
         words = re.sub(r"\s+", " ", ticket.body).lower().split()
         for start in range(len(words) - 5):
             assert " ".join(words[start : start + 6]) not in source, ticket.ticket_id
+
+
+def test_policy_source_has_no_scenario_templates() -> None:
+    """No six words in a row of any generated subject, body or event template."""
+    source = re.sub(r"\s+", " ", inspect.getsource(heuristic)).lower()
+    for situation in SITUATIONS.values():
+        for template in (*situation.subjects, *situation.bodies, *situation.events):
+            for piece in re.split(r"\{[^}]*\}", template.lower()):
+                words = piece.split()
+                for start in range(len(words) - 5):
+                    assert " ".join(words[start : start + 6]) not in source, situation.key
 
 
 def test_reads_only_the_ticket_in_any_observation_form() -> None:
