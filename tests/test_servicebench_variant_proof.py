@@ -15,7 +15,8 @@ from mock_services import to_cents
 from server.servicebench_environment import VARIANTS, ServiceBenchEnvironment
 from server.servicebench_proof import VariantRejected, _graded_wrong, play_oracle, prove
 from server.servicebench_readings import Readings
-from server.servicebench_registry import MAX_ATTEMPTS, ProvenVariants, VariantUnavailable
+from server.servicebench_registry import ProvenVariants
+from server.variant_cache import MAX_ATTEMPTS, VariantUnavailable
 from server.servicebench_variants import Variant, build_variant, canonical_variant
 
 REPO = Path(__file__).resolve().parent.parent
