@@ -17,3 +17,21 @@ def live_server() -> Iterator[str]:
     """Base URL of the real app served by uvicorn on a free loopback port."""
     with running_server() as url:
         yield url
+
+
+@pytest.fixture(scope="session")
+def cards(live_server: str) -> list:
+    """The task cards the live server lists (`/tasks`)."""
+    from client import EnvHttpClient
+
+    with EnvHttpClient(live_server) as client:
+        return client.tasks()
+
+
+@pytest.fixture(scope="module")
+def runs(request: pytest.FixtureRequest, live_server: str, cards: list,
+         tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """The inference runs of the requesting test module's `SCENARIOS`, played once per module."""
+    from inference_support import play_scenarios
+
+    return play_scenarios(request.module.SCENARIOS, live_server, cards, tmp_path_factory)

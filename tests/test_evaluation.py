@@ -7,14 +7,12 @@ import json
 import math
 import re
 from itertools import product
-from pathlib import Path
 from typing import Any, Optional
 
 import pytest
 
-from client import EnvHttpClient
 from fake_openai import Status, Text
-from inference_support import OracleBrain, Run, Scenario, assert_clean, completed, ids, play_scenarios
+from inference_support import OracleBrain, Run, Scenario, assert_clean, completed, ids
 from models import TaskCard
 
 from agents.config import load_config
@@ -37,17 +35,6 @@ SCENARIOS: dict[str, Scenario] = {
                             lambda c: ([Text("no idea"), Text("still no idea")], OracleBrain(c, "tools", FLAKY_TASK)),
                             env=(("AGENT_MAX_FAILED_TURNS", "1"),)),
 }
-
-
-@pytest.fixture(scope="module")
-def cards(live_server: str) -> list[TaskCard]:
-    with EnvHttpClient(live_server) as client:
-        return client.tasks()
-
-
-@pytest.fixture(scope="module")
-def runs(live_server: str, cards: list[TaskCard], tmp_path_factory: pytest.TempPathFactory) -> dict[str, Run]:
-    return play_scenarios(SCENARIOS, live_server, cards, tmp_path_factory)
 
 
 def trajectories(run: Run) -> list[dict[str, Any]]:

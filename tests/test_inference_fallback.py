@@ -11,7 +11,6 @@ from statistics import fmean
 
 import pytest
 
-from client import EnvHttpClient
 from fake_openai import Status
 from inference_support import (
     END,
@@ -27,7 +26,6 @@ from inference_support import (
     completed,
     ids,
     measure_heuristic_scores,
-    play_scenarios,
 )
 from models import TaskCard
 
@@ -37,17 +35,6 @@ SCENARIOS: dict[str, Scenario] = {
     "no_server": Scenario(("--fallback",), lambda c: ([], Status(500)),
                           env=(("ENV_BASE_URL", f"http://127.0.0.1:{closed_port()}"),)),
 }
-
-
-@pytest.fixture(scope="module")
-def cards(live_server: str) -> list[TaskCard]:
-    with EnvHttpClient(live_server) as client:
-        return client.tasks()
-
-
-@pytest.fixture(scope="module")
-def runs(live_server: str, cards: list[TaskCard], tmp_path_factory: pytest.TempPathFactory) -> dict[str, Run]:
-    return play_scenarios(SCENARIOS, live_server, cards, tmp_path_factory)
 
 
 def test_every_run_logs_only_structured_lines_and_hides_the_token(runs: dict[str, Run]) -> None:

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import pytest
 
-from client import EnvHttpClient
 from fake_openai import Delay, RawBody, Status, Text
-from inference_support import OracleBrain, Run, Scenario, assert_clean, completed, ids, play_scenarios
+from inference_support import OracleBrain, Run, Scenario, assert_clean, completed, ids
 from models import TaskCard
 
 TIME_BUDGET_S = 3
@@ -21,17 +19,6 @@ SCENARIOS: dict[str, Scenario] = {
     "time_budget": Scenario((), lambda c: ([], Delay(1.0, Text("still thinking..."))),
                             env=(("INFERENCE_TIME_BUDGET_S", str(TIME_BUDGET_S)),)),
 }
-
-
-@pytest.fixture(scope="module")
-def cards(live_server: str) -> list[TaskCard]:
-    with EnvHttpClient(live_server) as client:
-        return client.tasks()
-
-
-@pytest.fixture(scope="module")
-def runs(live_server: str, cards: list[TaskCard], tmp_path_factory: pytest.TempPathFactory) -> dict[str, Run]:
-    return play_scenarios(SCENARIOS, live_server, cards, tmp_path_factory)
 
 
 def test_every_run_logs_only_structured_lines_and_hides_the_token(runs: dict[str, Run]) -> None:

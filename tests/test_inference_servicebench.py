@@ -6,7 +6,6 @@ import json
 import re
 from typing import Any
 
-import pytest
 
 from client import EnvHttpClient
 from fake_openai import Reply, Status, Text, ToolCalls
@@ -18,7 +17,6 @@ from inference_support import (
     assert_clean,
     completed,
     ids,
-    play_scenarios,
 )
 from models import TaskCard
 
@@ -39,17 +37,6 @@ SCENARIOS: dict[str, Scenario] = {
     "sb_correction": Scenario(("--task", "1"), lambda c: (
         [ToolCalls((("no_such_function", {}),)), Text("Let me think about it.")], OracleBrain(c, "tools"))),
 }
-
-
-@pytest.fixture(scope="module")
-def cards(live_server: str) -> list[TaskCard]:
-    with EnvHttpClient(live_server) as client:
-        return client.tasks()
-
-
-@pytest.fixture(scope="module")
-def runs(live_server: str, cards: list[TaskCard], tmp_path_factory: pytest.TempPathFactory) -> dict[str, Run]:
-    return play_scenarios(SCENARIOS, live_server, cards, tmp_path_factory)
 
 
 def test_every_run_logs_only_structured_lines_and_hides_the_token(runs: dict[str, Run]) -> None:

@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 
-from client import EnvHttpClient
 from fake_openai import Reply, Text
 from inference_support import (
     Run,
@@ -18,7 +17,6 @@ from inference_support import (
     heuristic_brain,
     ids,
     measure_heuristic_scores,
-    play_scenarios,
 )
 from models import TaskCard
 
@@ -34,17 +32,6 @@ SCENARIOS: dict[str, Scenario] = {
     "sq_garbage": Scenario(("--env", "support_queue"),
                            lambda c: ([], Text("This ticket looks urgent, route it to security."))),
 }
-
-
-@pytest.fixture(scope="module")
-def cards(live_server: str) -> list[TaskCard]:
-    with EnvHttpClient(live_server) as client:
-        return client.tasks()
-
-
-@pytest.fixture(scope="module")
-def runs(live_server: str, cards: list[TaskCard], tmp_path_factory: pytest.TempPathFactory) -> dict[str, Run]:
-    return play_scenarios(SCENARIOS, live_server, cards, tmp_path_factory)
 
 
 @pytest.fixture(scope="module")
