@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from mock_services import ENDPOINT_CATALOGUE
-from models import ServiceBenchAction, ServiceBenchObservation
+from models import ServiceBenchAction
 from server.episode import EpisodeFinishedError, EpisodeNotStartedError, UnknownTaskError
 from server.servicebench_environment import ServiceBenchEnvironment
 
