@@ -10,6 +10,7 @@ loop: they take microseconds, so a thread per session would only add cost.
 from __future__ import annotations
 
 import json
+import weakref
 from typing import Any, Optional
 
 from fastapi import WebSocket, WebSocketDisconnect
@@ -23,11 +24,19 @@ __all__ = ["SessionLimit", "WebSocket", "serve"]
 
 
 class SessionLimit:
-    """Counts the open sessions of one surface against a maximum."""
+    """Counts the open sessions of one app (its root and every prefix) against a maximum."""
 
     def __init__(self, maximum: int) -> None:
         self.maximum = maximum
         self.active = 0
+
+    @classmethod
+    def shared_by(cls, owner: object, maximum: int) -> "SessionLimit":
+        """The one limit of everything serving `owner` (the app's shared episode store)."""
+        limit = _LIMITS.get(owner)
+        if limit is None:
+            limit = _LIMITS[owner] = cls(maximum)
+        return limit
 
     def acquire(self) -> bool:
         if self.active >= self.maximum:
@@ -37,6 +46,9 @@ class SessionLimit:
 
     def release(self) -> None:
         self.active -= 1
+
+
+_LIMITS: "weakref.WeakKeyDictionary[object, SessionLimit]" = weakref.WeakKeyDictionary()
 
 
 def _error(message: str, code: WSErrorCode, **extra: Any) -> bytes:

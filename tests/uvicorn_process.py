@@ -1,0 +1,39 @@
+"""A uvicorn server for tests that need its process and its log (SIGTERM, log contents).
+
+Unlike `server_process.running_server`, this logs at uvicorn's default level (info,
+with the access log: what a deployment writes) into a file, and yields the process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Iterator, Mapping
+
+from server_process import REPO, free_port, wait_healthy
+
+
+@contextlib.contextmanager
+def started_server(env: Mapping[str, str], log_path: Path,
+                   log_level: str = "info") -> Iterator[tuple[subprocess.Popen, str]]:
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "uvicorn", "server.app:app", "--host", "127.0.0.1", "--port", str(port),
+             "--log-level", log_level],
+            cwd=REPO, env={**os.environ, **env}, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        wait_healthy(url, process)
+        yield process, url
+    finally:
+        if process.poll() is None:
+            process.terminate()
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
