@@ -53,9 +53,16 @@ def running_server(
         wait_healthy(url, process)
         yield url
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process)
+
+
+def stop(process: subprocess.Popen, timeout: float = 15.0) -> None:
+    """SIGTERM (a graceful shutdown), then SIGKILL if it has not exited after `timeout`."""
+    if process.poll() is not None:
+        return
+    process.terminate()
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()

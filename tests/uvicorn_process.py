@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Iterator, Mapping
 
-from server_process import REPO, free_port, wait_healthy
+from server_process import REPO, free_port, stop, wait_healthy
 
 
 @contextlib.contextmanager
@@ -30,10 +30,4 @@ def started_server(env: Mapping[str, str], log_path: Path,
         wait_healthy(url, process)
         yield process, url
     finally:
-        if process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+        stop(process)
