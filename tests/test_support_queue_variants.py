@@ -127,7 +127,8 @@ def test_no_gold_data_reaches_an_observation(task_id: str) -> None:
         obs = env.reset(task_id=task_id, seed=seed)
         for ticket in variant.task.tickets:
             assert set(obs.ticket.model_dump()) == set(Ticket.model_fields)
-            wire = obs.model_dump_json()
+            # the random episode id may spell "gold" by chance: leave it out of the check
+            wire = obs.model_dump_json().replace(obs.info["episode_id"], "")
             for secret in (ticket.gold_summary, ticket.gold_response, ticket.gold.rationale):
                 assert secret not in wire
             assert "rationale" not in wire and "gold" not in wire.lower()
