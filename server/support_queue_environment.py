@@ -128,12 +128,7 @@ class SupportQueueEnvironment(
         task = self._task
         graded = self._graded()
         return SupportQueueState(
-            episode_id=self.episode_id or None,
-            step_count=self.step_count,
-            env=self.env_name,
-            task=self.task,
-            seed=self.seed,
-            done=self.done,
+            **self._state_fields(),
             cumulative_reward=self.cumulative_reward,
             current_index=self._cursor,
             total_tickets=len(task.tickets) if task else 0,
