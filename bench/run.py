@@ -19,12 +19,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from bench import asgi_bench, episodes_load, http_bench, inprocess, ws_bench
+from bench import asgi_bench, episodes_load, http_bench, inprocess, ws_bench, wsload
 from bench.aio import run
 from bench.machine import machine_info
-from bench.plans import episode_mix, step_cycle, write_lua
+from bench.plans import Plan, episode_mix, step_cycle, write_lua
 from bench.report import render
-from bench.servers import BARE, OPENENV, OURS, serve
+from bench.servers import BARE, OPENENV, OURS, RunningServer, serve
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -73,19 +73,43 @@ def http_section(config: Config) -> dict[str, Any]:
     return out
 
 
+WSThroughput = Callable[[str, Plan, int, float], dict[str, Any]]
+
+
+def _ws_generator() -> tuple[str, WSThroughput]:
+    """The C load generator if it builds; else the asyncio client, with a warning."""
+    try:
+        wsload.build()
+        return "wsload (C, bench/wsload.c)", wsload.throughput
+    except wsload.Unavailable as error:
+        print(f"   {error}: falling back to the asyncio client (bench/wsclient.py), which costs 2-3x "
+              "more CPU per message and keeps the servers below saturation", flush=True)
+        return "wsclient.py (asyncio)", lambda url, plan, n, s: run(ws_bench.throughput(url, plan, n, s))
+
+
+def _ws_measure(server: RunningServer, plan: Plan, throughput: WSThroughput, config: Config) -> dict[str, Any]:
+    """One run, plus the server process's CPU (all threads) per message during it."""
+    before = wsload.process_cpu_seconds(server.pid)
+    result = throughput(server.ws_url, plan, config.ws_connections, config.ws_seconds)
+    used = wsload.process_cpu_seconds(server.pid) - before
+    result["server_cpu_us_per_message"] = used / result["samples"] * 1e6 if result["samples"] else float("nan")
+    return result
+
+
 def ws_section(config: Config) -> dict[str, Any]:
     """(3) steps/s through OpenEnv's WebSocket protocol, ours against the reference's /ws."""
-    plan = episode_mix()
+    generator, throughput = _ws_generator()
+    plans = {OURS.name: episode_mix()}
+    plans[OPENENV.name] = plans[OURS.name].as_echo()
     rounds = []
     with serve(OURS) as ours, serve(OPENENV) as openenv:
+        for server in (ours, openenv):  # warm-up, not recorded: first-connection and first-call costs
+            throughput(server.ws_url, plans[server.target.name], config.ws_connections, 1.0)
         for _ in range(config.rounds):
-            rounds.append({
-                ours.target.name: run(ws_bench.throughput(
-                    ours.ws_url, plan, config.ws_connections, config.ws_seconds)),
-                openenv.target.name: run(ws_bench.throughput(
-                    openenv.ws_url, plan.as_echo(), config.ws_connections, config.ws_seconds)),
-            })
-    return {"rounds": rounds, "vs_openenv": _median_ratio(rounds, "steps_per_s", OURS.name, OPENENV.name)}
+            rounds.append({server.target.name: _ws_measure(server, plans[server.target.name], throughput, config)
+                           for server in (ours, openenv)})
+    return {"generator": generator, "connections": config.ws_connections, "rounds": rounds,
+            "vs_openenv": _median_ratio(rounds, "steps_per_s", OURS.name, OPENENV.name)}
 
 
 def inprocess_section(config: Config) -> dict[str, Any]:

@@ -3,6 +3,11 @@
 Messages are OpenEnv's `{"type": "reset"|"step", "data": ...}`; a reply that is
 not `{"type": "observation", ...}` counts as an error. Latencies are measured
 per message by the client, in milliseconds.
+
+Figure 3 (throughput) is measured with the C generator, bench/wsload.py, whose
+cost per message is a fraction of this asyncio client's; `throughput` here is
+its fallback when no C compiler is found. `many_sessions` (figure 7) is paced,
+not saturating, so the client's own cost does not matter there.
 """
 
 from __future__ import annotations
