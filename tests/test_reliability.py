@@ -72,17 +72,15 @@ def solo_servicebench(task_id: str, seed: Optional[int], rng: random.Random) -> 
     """The oracle's path with seeded wrong turns (irrelevant, failing and repeated calls)."""
     env = ServiceBenchEnvironment()
     observation = env.reset(task_id=task_id, seed=seed)
-    oracle_history = [observation]  # the oracle sees only its own calls
+    history = [observation]  # the oracle sees the wrong turns too, and skips them
     actions: list[ServiceBenchAction] = []
     rewards: list[float] = []
     while not observation.done:
-        action = next_action(oracle_history)
-        wrong_turn = action is None or rng.random() < 0.3
-        if wrong_turn:
+        action = next_action(history)
+        if action is None or rng.random() < 0.3:
             action = rng.choice([*WRONG_TURNS, *actions[-1:]])
         observation = env.step(action)
-        if not wrong_turn:
-            oracle_history.append(observation)
+        history.append(observation)
         actions.append(action)
         rewards.append(observation.reward)
     return SoloEpisode({"env": "servicebench", "task_id": task_id, "seed": seed},

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import itertools
+import re
+from typing import Any, Optional
+
 import pytest
 
-from mock_services import ServiceState
+from services import ServiceState
 from models import ServiceBenchAction, ServiceBenchObservation
 from policies.servicebench_oracle import next_action
 from server.servicebench_environment import ServiceBenchEnvironment, api_response
@@ -79,11 +83,11 @@ def test_oracle_does_not_refund_a_correctly_billed_order():
     assert [a.params["sku"] for a in actions[2:]] == ["SKU-560", "SKU-512"]
 
 
-def test_oracle_stops_after_an_error():
-    history = [ServiceBenchObservation(task_id="order_status_lookup", task_description="x@y.com ORD-1")]
-    history.append(ServiceBenchObservation(task_id="order_status_lookup", success=False,
-                                           api_response={"status_code": 404, "error": "no user"}))
-    assert next_action(history) is None
+def test_oracle_stops_when_its_call_is_refused_for_good():
+    """A 404 naming what the next call is about: asking again cannot help."""
+    prompt = TASK_SPECS["return_and_refund"].card.description
+    assert len(drive("return_and_refund", prompt.replace("jane.doe@", "nobody@"))) == 1
+    assert len(drive("return_and_refund", prompt.replace("ORD-1005", "ORD-99999"))) == 2
     assert next_action([]) is None
 
 
@@ -94,3 +98,142 @@ def test_oracle_accepts_partial_json_observations():
     relayed += [{"api_response": o.api_response} for o in history[1:-1]]
     assert next_action(relayed) == next_action(history[:-1])
     assert next_action(relayed).endpoint == "/orders/process-refund"
+
+
+# ------------------------------------------------------- resuming someone else's episode
+
+SEEDS = [None, 1, 2, 7, 11, 100003]
+"""Canonical, then variants of every billing family (flat, % of list, stale, % of sale), held-out."""
+
+
+def call(service: str, endpoint: str, method: str = "GET", **params: Any) -> ServiceBenchAction:
+    return ServiceBenchAction(service=service, endpoint=endpoint, method=method, params=params)
+
+
+def scout(task_id: str, seed: Optional[int]) -> list[ServiceBenchAction]:
+    """Calls an agent exploring the variant might make: unrelated reads and writes, and failures.
+
+    Their parameters come from a scratch episode of the same variant (another customer,
+    that customer's order and its first SKU), so that the reads and writes succeed.
+    """
+    env = ServiceBenchEnvironment()
+    description = env.reset(task_id=task_id, seed=seed).task_description
+    order_id = re.search(r"ORD-\d+", description).group(0)
+    listed = env.step(call("user", "/users/list", page=1)).api_response["data"]["users"]
+    other = next(user["user_id"] for user in listed
+                 if user["user_id"] not in description and user["email"] not in description)
+    their_orders = env.step(call("order", "/orders/by-user", user_id=other)).api_response["data"]["orders"]
+    their_order = their_orders[0]["order_id"]
+    sku = env.step(call("order", "/orders/lookup", order_id=their_order)).api_response["data"]["items"][0]["sku"]
+    return [
+        call("user", "/users/list", page=2),
+        call("user", "/users/lookup"),  # 400: no parameter
+        call("order", "/orders/lookup", order_id=their_order),
+        call("order", "/orders/lookup", order_id="ORD-99999"),  # 404
+        call("user", "/users/lookup", user_id=other),
+        call("order", "/orders/process-refund", "POST", order_id=order_id, amount=0, reason="x"),  # 400
+        call("inventory", "/inventory/price-history", sku=sku),
+        call("order", "/orders/update-status", "POST", order_id=order_id, new_status="pending"),  # 409
+        call("order", "/orders/by-user", user_id=other),
+        call("billing", "/invoices"),  # 404: no such service
+        call("user", "/users/update", "POST", user_id=other, updates={"notes": "called twice"}),
+        call("order", "/orders/lookup", "POST", order_id=order_id),  # 405
+        call("inventory", "/inventory/update-stock", "POST", sku=sku, adjustment=1),
+        call("user", "/users/lookup", email="nobody@example.com"),  # 404
+        call("order", "/orders/process-refund", "POST", order_id=order_id, amount=10**6, reason="x"),  # 400
+        call("inventory", "/inventory/check-stock", sku=sku),
+        call("order", "/orders/lookup", order_id=their_order),  # repeated calls, from here on
+        call("order", "/orders/lookup", order_id="ORD-99999"),
+    ]
+
+
+def oracle_finishes(env: ServiceBenchEnvironment, history: list) -> list[ServiceBenchAction]:
+    """Let the oracle play the rest of the episode; its calls (the same from the JSON form)."""
+    actions = []
+    while (action := next_action(history)) is not None:
+        assert next_action([observation.model_dump() for observation in history]) == action
+        actions.append(action)
+        history.append(env.step(action))
+        assert len(actions) <= 6, "the oracle must terminate"
+    return actions
+
+
+def optimal_path(task_id: str, seed: Optional[int]) -> list[ServiceBenchAction]:
+    env = ServiceBenchEnvironment()
+    return oracle_finishes(env, [env.reset(task_id=task_id, seed=seed)])
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("task_id", list(OPTIMAL_CALLS))
+def test_oracle_finishes_after_foreign_successful_and_failed_calls(task_id, seed):
+    """Windows of the scouting calls, each starting at a different one, then the oracle."""
+    foreign = scout(task_id, seed)
+    optimal = optimal_path(task_id, seed)
+    room = TASK_SPECS[task_id].card.max_steps - len(optimal)
+    for start in range(len(foreign)):
+        env = ServiceBenchEnvironment()
+        history = [env.reset(task_id=task_id, seed=seed)]
+        for offset in range(room):
+            history.append(env.step(foreign[(start + offset) % len(foreign)]))
+        assert not history[-1].done
+        actions = oracle_finishes(env, history)
+        assert history[-1].done and history[-1].task_completed, (start, env.state.call_history)
+        assert actions == optimal  # nothing the foreign calls said replaces one of its steps
+        own = env.state.call_history[room:]
+        assert not any("duplicate_call" in record.signals for record in own)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("task_id", list(OPTIMAL_CALLS))
+def test_resuming_from_a_prefix_of_its_own_path_gives_the_rest_of_it(task_id, seed):
+    optimal = optimal_path(task_id, seed)
+    for done in range(len(optimal)):
+        env = ServiceBenchEnvironment()
+        history = [env.reset(task_id=task_id, seed=seed)]
+        history += [env.step(action) for action in optimal[:done]]
+        assert oracle_finishes(env, history) == optimal[done:]
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("task_id", list(OPTIMAL_CALLS))
+def test_steps_someone_else_took_in_any_order_are_not_repeated(task_id, seed):
+    """Any of its steps but the last, made by another agent in reverse order, then the oracle."""
+    optimal = optimal_path(task_id, seed)
+    for count in range(len(optimal)):
+        for taken in itertools.combinations(optimal[:-1], count):
+            env = ServiceBenchEnvironment()
+            history = [env.reset(task_id=task_id, seed=seed)]
+            history += [env.step(action) for action in reversed(taken)]
+            actions = oracle_finishes(env, history)
+            assert actions == [action for action in optimal if action not in taken], taken
+            assert history[-1].done and history[-1].task_completed
+
+
+def test_oracle_does_not_try_a_refund_the_balance_cannot_cover():
+    """Someone refunded nearly all of the order: the damaged item's refund would be refused."""
+    env = ServiceBenchEnvironment()
+    history = [env.reset(task_id="return_and_refund")]
+    optimal = optimal_path("return_and_refund", None)
+    history += [env.step(action) for action in optimal[:2]]
+    charged = history[-1].api_response["data"]["total_charged"]
+    history.append(env.step(call("order", "/orders/process-refund", "POST", order_id="ORD-1005",
+                                 amount=round(charged - 1, 2), reason="goodwill")))
+    assert history[-1].success
+    history.append(env.step(optimal[2]))
+    assert next_action(history) is None  # 49.99 no longer fits in the remaining 1.00
+
+
+def test_only_a_404_about_the_next_call_stops_the_oracle():
+    """A failure about another thing, or of another kind, is someone else's: skipped."""
+    env, scratch = ServiceBenchEnvironment(), ServiceBenchEnvironment()
+    history = [env.reset(task_id="return_and_refund")]
+    scratch.reset(task_id="return_and_refund")
+    refusals = [scratch.step(action) for action in (
+        call("order", "/orders/update-status", "POST", order_id="ORD-1005", new_status="pending"),  # 409
+        call("order", "/orders/lookup", order_id="ORD-10050"),  # 404 about another order
+        call("user", "/users/lookup", email="doe@example.com"))]  # and another customer
+    assert not any(refusal.success for refusal in refusals)
+    for action in optimal_path("return_and_refund", None):
+        assert all(next_action(history + [refusal]) == action for refusal in refusals)
+        history.append(env.step(action))
+    assert history[-1].task_completed
