@@ -6,10 +6,67 @@ imports from here, and this module imports nothing of the project's.
 
 from __future__ import annotations
 
-from typing import Any, Literal, Optional
+from typing import Annotated, Any, Callable, Literal, NoReturn, Optional
 
 from openenv.core.env_server.types import Action, Observation, State
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidatorFunctionWrapHandler, WrapValidator
+
+# --------------------------------------------------------------------------- read-only JSON
+
+
+def _refuse(self: object, *args: Any, **kwargs: Any) -> NoReturn:
+    raise TypeError(f"{type(self).__name__} is read-only: copy it to change it")
+
+
+class _Shared:
+    """Copying shared, unchanging data gives the same object back; pickling gives a copy."""
+
+    __slots__ = ()
+
+    def __copy__(self) -> Any:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Any:
+        return self
+
+    def __reduce__(self) -> tuple[Callable[..., Any], tuple[Any, ...]]:
+        plain = dict if isinstance(self, dict) else list
+        return type(self), (plain(self),)  # type: ignore[call-overload]
+
+
+class ReadOnlyDict(_Shared, dict):  # type: ignore[type-arg]
+    """A JSON object that refuses changes, so one instance can be shared safely.
+
+    It stays a real `dict`: equal to plain dicts, encoded by pydantic-core and
+    `json` without help.
+    """
+
+    __slots__ = ()
+    __setitem__ = __delitem__ = __ior__ = _refuse
+    clear = pop = popitem = setdefault = update = _refuse
+
+
+class ReadOnlyList(_Shared, list):  # type: ignore[type-arg]
+    """A JSON array that refuses changes; see `ReadOnlyDict`."""
+
+    __slots__ = ()
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _refuse
+    append = clear = extend = insert = pop = remove = reverse = sort = _refuse
+
+
+def read_only(value: Any) -> Any:
+    """A read-only deep copy of plain JSON data."""
+    if isinstance(value, dict):
+        return ReadOnlyDict({key: read_only(item) for key, item in value.items()})
+    if isinstance(value, (list, tuple)):
+        return ReadOnlyList(read_only(item) for item in value)
+    return value
+
+
+def _share_read_only(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+    """Keep a shared read-only value as it is (validating would copy it); check anything else."""
+    return value if type(value) is ReadOnlyList else handler(value)
+
 
 EnvName = Literal["servicebench", "support_queue"]
 Difficulty = Literal["easy", "medium", "hard"]
@@ -88,7 +145,9 @@ class ServiceBenchObservation(EpisodeObservation):
     api_response: dict[str, Any] = Field(default_factory=dict)
     success: bool = True
     error_message: Optional[str] = None
-    available_endpoints: list[dict[str, Any]] = Field(default_factory=list)
+    available_endpoints: Annotated[list[dict[str, Any]], WrapValidator(_share_read_only)] = Field(
+        default_factory=list,
+        description="The endpoint catalogue; in-process it is one shared, read-only list.")
     task_completed: bool = False
 
 

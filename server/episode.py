@@ -4,7 +4,8 @@ An `EpisodeEnvironment` is one episode's worth of state: `reset` picks a task
 and starts it, `step` applies one action until the episode is done. The
 bookkeeping that is the same for every environment (task lookup, episode id,
 step counting, the done guard, the common observation fields) lives here, so
-that an environment only writes what is its own: `_start` and `_apply`.
+that an environment only writes what is its own: `_start` and `_apply`, which
+return the fields of the observation that are the environment's own.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from models import EpisodeObservation, EpisodeState, TaskCard
 ActT = TypeVar("ActT", bound=Action)
 ObsT = TypeVar("ObsT", bound=EpisodeObservation)
 StateT = TypeVar("StateT", bound=EpisodeState)
+ObservationFields = dict[str, Any]
+"""An observation's fields by name, as `_start` and `_apply` return them."""
 
 README_URL = "https://huggingface.co/spaces/openenv/servicebench-support-queue/blob/main/README.md"
 VERSION = "1.0.0"
@@ -133,22 +136,28 @@ class EpisodeEnvironment(Environment[ActT, ObsT, StateT], Generic[ActT, ObsT, St
                 f"episode {self.episode_id} is done: call reset to start a new one"
             )
         self.step_count += 1
-        observation = self._apply(action)
+        fields = self._apply(action)
         if self.step_count >= self.task.max_steps:
-            observation.done = True
-        self.done = observation.done
-        return self._finish(observation)
+            fields["done"] = True
+        self.done = fields.get("done", False)
+        return self._finish(fields)
 
-    def _finish(self, observation: ObsT) -> ObsT:
-        observation.task_id = self.task.id if self.task else ""
-        observation.info = {
-            **observation.info,
+    def _finish(self, fields: ObservationFields) -> ObsT:
+        """The observation: the environment's own fields plus the ones every episode adds.
+
+        Built once, from all its fields, so it is validated once (assigning fields
+        afterwards would validate each assignment again).
+        """
+        task = self.task
+        fields["task_id"] = task.id if task else ""
+        fields["info"] = {
+            **fields.get("info", {}),
             "episode_id": self.episode_id,
             "env": self.env_name,
             "step": self.step_count,
-            "max_steps": self.task.max_steps if self.task else 0,
+            "max_steps": task.max_steps if task else 0,
         }
-        return observation
+        return self.observation_cls.model_validate(fields)  # type: ignore[return-value]
 
     def _state_fields(self) -> dict[str, Any]:
         """The state fields every environment shares; each adds its own."""
@@ -167,9 +176,9 @@ class EpisodeEnvironment(Environment[ActT, ObsT, StateT], Generic[ActT, ObsT, St
         """The episode score in [0, 1] so far."""
 
     @abstractmethod
-    def _start(self, card: TaskCard, seed: Optional[int]) -> ObsT:
-        """Build the task's initial data and return the first observation."""
+    def _start(self, card: TaskCard, seed: Optional[int]) -> ObservationFields:
+        """Build the task's initial data; return the first observation's own fields."""
 
     @abstractmethod
-    def _apply(self, action: ActT) -> ObsT:
-        """Apply one action; set `done` and `reward` on the observation."""
+    def _apply(self, action: ActT) -> ObservationFields:
+        """Apply one action; return the observation's own fields, `done` and `reward` among them."""

@@ -17,6 +17,7 @@ from typing import Any, AsyncIterator, Optional
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
+from fastapi.telemetry import TelemetryConfig
 from openenv.core.env_server.types import EnvironmentMetadata
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -122,6 +123,11 @@ def task_cards(gateway: Gateway) -> list[TaskCard]:
     return [card for env in gateway.envs for card in env.tasks]
 
 
+TELEMETRY_OFF: TelemetryConfig = {"tracing": False, "metrics": False, "logs": False,
+                                   "operation_spans": False}
+"""FastAPI's native OpenTelemetry, switched off unless Settings.telemetry (TELEMETRY=1)."""
+
+
 @contextlib.asynccontextmanager
 async def on_startup(_: FastAPI) -> AsyncIterator[None]:
     """Keep credentials out of the access log, and freeze the startup heap.
@@ -141,7 +147,8 @@ def build_surface(
     gateway: Gateway, settings: Settings, *, title: str, description: str
 ) -> FastAPI:
     """A FastAPI app with the full OpenEnv surface for `gateway`'s environments."""
-    app = FastAPI(title=title, version=VERSION, description=description, lifespan=on_startup)
+    app = FastAPI(title=title, version=VERSION, description=description, lifespan=on_startup,
+                  telemetry=None if settings.telemetry else TELEMETRY_OFF)
     install_error_handlers(app)
     metadata = scope_metadata(gateway, title, description)
     schema = scope_schema(gateway)

@@ -27,9 +27,9 @@ import copy
 from types import MappingProxyType
 from typing import Any, Mapping, Optional
 
-from mock_services import ServiceState, endpoint_catalogue
+from services import ENDPOINT_CATALOGUE, ServiceState
 from models import CallRecord, ServiceBenchAction, ServiceBenchObservation, ServiceBenchState, TaskCard
-from server.episode import EpisodeEnvironment
+from server.episode import EpisodeEnvironment, ObservationFields
 from server.seeds import is_canonical
 from server.servicebench_proof import prove
 from server.servicebench_registry import ProvenVariants
@@ -76,15 +76,15 @@ class ServiceBenchEnvironment(
     def score(self) -> float:
         return self._progress.score
 
-    def _observation(self, **fields: Any) -> ServiceBenchObservation:
+    def _observation_fields(self, **fields: Any) -> ObservationFields:
         assert self._spec is not None
-        return ServiceBenchObservation(
+        fields.update(
             task_description=self._spec.card.description,
-            available_endpoints=endpoint_catalogue(),
+            available_endpoints=ENDPOINT_CATALOGUE,
             cumulative_reward=self._progress.score,
             task_completed=self._progress.completed,
-            **fields,
         )
+        return fields
 
     def fork(self) -> "ServiceBenchEnvironment":
         """An independent copy of the episode as it stands, to try another next step.
@@ -105,7 +105,7 @@ class ServiceBenchEnvironment(
         finally:
             del self._pinned
 
-    def _start(self, card: TaskCard, seed: Optional[int]) -> ServiceBenchObservation:
+    def _start(self, card: TaskCard, seed: Optional[int]) -> ObservationFields:
         if self._pinned is not None:
             variant = self._pinned
         elif is_canonical(seed):
@@ -117,9 +117,9 @@ class ServiceBenchEnvironment(
         self._services = ServiceState(variant.world)
         self._progress = Progress()
         self._calls = []
-        return self._observation(api_response={}, success=True, reward=0.0, done=False)
+        return self._observation_fields(api_response={}, success=True, reward=0.0, done=False)
 
-    def _apply(self, action: ServiceBenchAction) -> ServiceBenchObservation:
+    def _apply(self, action: ServiceBenchAction) -> ObservationFields:
         assert self._spec is not None
         params = dict(action.params)
         status, body = self._services.dispatch(action.service, action.endpoint, action.method, params)
@@ -128,7 +128,7 @@ class ServiceBenchEnvironment(
         self._progress = outcome.progress
         self._calls.append((self.step_count, call, status, outcome.reward, outcome.signals))
         failed = status >= 400
-        return self._observation(
+        return self._observation_fields(
             api_response=api_response(status, body),
             success=not failed,
             error_message=body.get("error") if failed else None,

@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Protocol
 
-from mock_services import to_cents
+from services import to_cents
 from models import ServiceBenchAction, ServiceBenchObservation
 from policies.servicebench_oracle import next_action
 from server.servicebench_rewards import REWARD_TABLE

@@ -21,7 +21,7 @@ from datetime import date
 from types import MappingProxyType
 from typing import Any, Mapping
 
-from mock_services import World
+from services import World
 from server.servicebench_world import cents, price_on
 
 CORRECT_READING: Mapping[str, str] = MappingProxyType({

@@ -27,11 +27,11 @@ The running score is clamped to [0, 1] after every call; the reward is its chang
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Callable, Mapping, Optional
+from typing import Any, Callable, Mapping, NamedTuple, Optional, Union
 
-from mock_services import ENDPOINTS, normalize_id, to_cents
+from services import ENDPOINTS, normalize_id, normalize_route, to_cents
 from server.servicebench_tasks import TaskSpec
 
 SCORE_DIGITS = 6
@@ -97,45 +97,56 @@ WRITE_ENDPOINTS: frozenset[tuple[str, str]] = frozenset(
 )
 
 
-@dataclass(frozen=True)
-class ApiCall:
-    """One call, normalised the way the services route it."""
+CallKey = Union[str, tuple[str, str, str, tuple[tuple[str, str], ...]]]
+
+
+class ApiCall(NamedTuple):
+    """One call, normalised the way the services route it.
+
+    This, `Progress` and `StepOutcome` are named tuples: immutable, and made on
+    every step, where a frozen dataclass costs several times more to build.
+    """
 
     service: str
     endpoint: str
     method: str
-    params: Mapping[str, Any] = field(default_factory=dict)
+    params: Mapping[str, Any] = MappingProxyType({})
 
     @classmethod
     def of(cls, service: str, endpoint: str, method: str, params: Mapping[str, Any]) -> "ApiCall":
-        return cls(service.strip().lower(), "/" + endpoint.strip().lstrip("/"),
-                   method.strip().upper(), params)
+        return cls(*normalize_route(service, endpoint, method), params)
 
     @property
     def route(self) -> tuple[str, str]:
         return self.service, self.endpoint
 
-    def key(self) -> str:
-        """Identity for the duplicate rule: same service, endpoint, method and params."""
+    def key(self) -> CallKey:
+        """Identity for the duplicate rule: same service, endpoint, method and params.
+
+        Calls whose params are all strings (nearly every call) key as a sorted tuple;
+        any other call as canonical JSON, which keeps 1, 1.0 and true apart as JSON
+        does. A tuple never equals a string, so the two kinds cannot collide.
+        """
+        params = self.params
+        if all(type(value) is str for value in params.values()):
+            return self.service, self.endpoint, self.method, tuple(sorted(params.items()))
         return json.dumps([self.service, self.endpoint, self.method, self.params],
                           sort_keys=True, default=repr)
 
 
-@dataclass(frozen=True)
-class Progress:
+class Progress(NamedTuple):
     """What an episode has earned so far; small and immutable."""
 
     step: int = 0
     score: float = 0.0
     milestones: tuple[str, ...] = ()
-    seen_calls: frozenset[str] = frozenset()
+    seen_calls: frozenset[CallKey] = frozenset()
     first_correct_paid: bool = False
     wrong_refund_issued: bool = False
     completed: bool = False
 
 
-@dataclass(frozen=True)
-class StepOutcome:
+class StepOutcome(NamedTuple):
     progress: Progress
     reward: float
     signals: tuple[str, ...]
@@ -150,38 +161,64 @@ def _refund_is_correct(spec: TaskSpec, call: ApiCall, body: Body, reached: tuple
     return abs(to_cents(body["refund"]["amount"]) - to_cents(spec.refund_amount)) <= 1
 
 
-def _is_order_lookup(spec: TaskSpec, call: ApiCall, body: Body) -> bool:
-    return call.endpoint == "/orders/lookup" and body.get("order_id") == spec.order_id
+def _is_task_order(spec: TaskSpec, body: Body) -> bool:
+    return body.get("order_id") == spec.order_id
 
 
-MILESTONE_CHECKS: Mapping[str, Callable[[TaskSpec, ApiCall, Body, tuple[str, ...]], bool]] = (
-    MappingProxyType({
-        "user_id_retrieved": lambda spec, call, body, reached: (
-            call.endpoint == "/users/lookup" and body.get("user_id") == spec.customer_id),
-        "order_status_retrieved": lambda spec, call, body, reached: (
-            _is_order_lookup(spec, call, body)
-            or (call.endpoint == "/orders/by-user"
-                and any(order["order_id"] == spec.order_id for order in body.get("orders", ())))),
-        "return_eligibility_confirmed": lambda spec, call, body, reached: (
-            _is_order_lookup(spec, call, body) and body.get("return_eligible") is True),
-        "item_presence_verified": lambda spec, call, body, reached: (
-            _is_order_lookup(spec, call, body)
-            and any(item["sku"] == spec.item_sku for item in body.get("items", ()))),
-        "inventory_checked": lambda spec, call, body, reached: (
-            call.endpoint == "/inventory/lookup" and body.get("sku") == spec.item_sku),
-        "correct_refund_issued": _refund_is_correct,
-        "status_updated_to_returned": lambda spec, call, body, reached: (
-            call.endpoint == "/orders/update-status" and body.get("status") == spec.target_status),
-        "order_data_retrieved": lambda spec, call, body, reached: (
-            _is_order_lookup(spec, call, body)
-            and all(bool(body.get(name)) for name in spec.order_evidence)),
-        "inventory_prices_verified": lambda spec, call, body, reached: (
-            call.endpoint in spec.price_evidence and body.get("sku") in spec.order_skus),
-        "root_cause_identified": lambda spec, call, body, reached: (
-            "order_data_retrieved" in reached and "inventory_prices_verified" in reached),
-        "correct_adjustment_issued": _refund_is_correct,
+Check = Callable[[TaskSpec, ApiCall, Body, tuple[str, ...]], bool]
+
+
+class Milestone(NamedTuple):
+    """A milestone row: reached by a successful call to one of `endpoints` (any call if
+    there are none: a composite of other milestones) whose answer passes `check`."""
+
+    endpoints: frozenset[str]
+    check: Check
+
+
+ORDER_LOOKUP = frozenset({"/orders/lookup"})
+REFUND = frozenset({"/orders/process-refund"})
+ANY_CALL: frozenset[str] = frozenset()
+
+MILESTONES: Mapping[str, Milestone] = MappingProxyType({
+    "user_id_retrieved": Milestone(frozenset({"/users/lookup"}), lambda spec, call, body, reached: (
+        body.get("user_id") == spec.customer_id)),
+    "order_status_retrieved": Milestone(ORDER_LOOKUP | {"/orders/by-user"}, lambda spec, call, body, reached: (
+        _is_task_order(spec, body) if call.endpoint == "/orders/lookup"
+        else any(order["order_id"] == spec.order_id for order in body.get("orders", ())))),
+    "return_eligibility_confirmed": Milestone(ORDER_LOOKUP, lambda spec, call, body, reached: (
+        _is_task_order(spec, body) and body.get("return_eligible") is True)),
+    "item_presence_verified": Milestone(ORDER_LOOKUP, lambda spec, call, body, reached: (
+        _is_task_order(spec, body) and any(item["sku"] == spec.item_sku for item in body.get("items", ())))),
+    "inventory_checked": Milestone(frozenset({"/inventory/lookup"}), lambda spec, call, body, reached: (
+        body.get("sku") == spec.item_sku)),
+    "correct_refund_issued": Milestone(REFUND, _refund_is_correct),
+    "status_updated_to_returned": Milestone(frozenset({"/orders/update-status"}), lambda spec, call, body, reached: (
+        body.get("status") == spec.target_status)),
+    "order_data_retrieved": Milestone(ORDER_LOOKUP, lambda spec, call, body, reached: (
+        _is_task_order(spec, body) and all(bool(body.get(name)) for name in spec.order_evidence))),
+    "inventory_prices_verified": Milestone(
+        frozenset({"/inventory/lookup", "/inventory/price-history"}), lambda spec, call, body, reached: (
+            call.endpoint in spec.price_evidence and body.get("sku") in spec.order_skus)),
+    "root_cause_identified": Milestone(ANY_CALL, lambda spec, call, body, reached: (
+        "order_data_retrieved" in reached and "inventory_prices_verified" in reached)),
+    "correct_adjustment_issued": Milestone(REFUND, _refund_is_correct),
+})
+
+
+def _milestones_by_endpoint(table: Mapping[str, float]) -> Mapping[str, tuple[str, ...]]:
+    """For one task: which of its milestone rows a call to each endpoint may reach, in table order."""
+    rows = [name for name in table if name in MILESTONES]
+    return MappingProxyType({
+        entry.path: tuple(name for name in rows
+                          if not MILESTONES[name].endpoints or entry.path in MILESTONES[name].endpoints)
+        for entry in ENDPOINTS
     })
-)
+
+
+MILESTONES_BY_ENDPOINT: Mapping[str, Mapping[str, tuple[str, ...]]] = MappingProxyType(
+    {task_id: _milestones_by_endpoint(table) for task_id, table in REWARD_TABLE.items()})
+"""Task -> endpoint -> the milestone rows to check after a successful call to it."""
 
 
 def is_on_target(spec: TaskSpec, call: ApiCall, body: Body) -> bool:
@@ -236,10 +273,9 @@ def score_call(spec: TaskSpec, progress: Progress, call: ApiCall, status: int, b
             signals.append("irrelevant_endpoint")
     elif status == 200:
         penalties = _penalties(spec, table, progress, call, body)
-        for name in table:
-            if name in MILESTONE_CHECKS and name not in milestones:
-                if MILESTONE_CHECKS[name](spec, call, body, milestones):
-                    milestones += (name,)
+        for name in MILESTONES_BY_ENDPOINT[spec.card.id][call.endpoint]:
+            if name not in milestones and MILESTONES[name].check(spec, call, body, milestones):
+                milestones += (name,)
         earned = [name for name in milestones if name not in progress.milestones]
         signals += penalties + earned
         if not earned and not penalties and "base_progress" in table:
@@ -249,13 +285,14 @@ def score_call(spec: TaskSpec, progress: Progress, call: ApiCall, status: int, b
             first_correct_paid = True
     wrong_refund_issued = progress.wrong_refund_issued or "wrong_refund_amount" in signals
     step = progress.step + 1
-    completed = progress.completed or all(name in milestones for name in spec.completion)
+    completed = progress.completed or (  # only a new milestone can complete the task
+        milestones is not progress.milestones and all(name in milestones for name in spec.completion))
     if completed and not progress.completed:
         signals += _bonuses(spec, step, wrong_refund_issued)
     raw = round(progress.score + sum(table[name] for name in signals), SCORE_DIGITS)
     score = min(1.0, max(0.0, raw))
-    new_progress = replace(progress, step=step, score=score, milestones=milestones,
-                           seen_calls=progress.seen_calls | {key},
-                           first_correct_paid=first_correct_paid,
-                           wrong_refund_issued=wrong_refund_issued, completed=completed)
+    new_progress = Progress(step=step, score=score, milestones=milestones,
+                            seen_calls=progress.seen_calls | {key},
+                            first_correct_paid=first_correct_paid,
+                            wrong_refund_issued=wrong_refund_issued, completed=completed)
     return StepOutcome(new_progress, round(score - progress.score, SCORE_DIGITS), tuple(signals))

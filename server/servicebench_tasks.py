@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Mapping, Optional
 
-from mock_services import BASE, to_cents
+from services import BASE, to_cents
 from models import TaskCard
 
 ENV_NAME = "servicebench"

@@ -29,7 +29,7 @@ from datetime import timedelta
 from types import MappingProxyType
 from typing import Any, Callable, Mapping, Optional
 
-from mock_services import CANONICAL_WORLD, World
+from services import CANONICAL_WORLD, World
 from server.servicebench_readings import Readings, readings_for
 from server.servicebench_tasks import TASK_SPECS, TaskSpec, money_text, render_prompt
 from server.servicebench_world import (

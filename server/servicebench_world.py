@@ -19,7 +19,7 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Sequence
 
-from mock_services import SETTINGS, World, freeze
+from services import SETTINGS, World, freeze
 
 WORDS_PATH = Path(__file__).resolve().parent.parent / "data" / "servicebench_variants.json"
 WORDS: Mapping[str, Any] = freeze(json.loads(WORDS_PATH.read_text(encoding="utf-8")))

@@ -25,6 +25,9 @@ class Settings:
     """MAX_WS_SESSIONS: concurrent WebSocket sessions per process; past it a new one is refused."""
     cors_origins: tuple[str, ...] = ()
     """CORS_ORIGINS: comma-separated origins allowed to call from a browser ('*' for any)."""
+    telemetry: bool = False
+    """TELEMETRY: FastAPI's native OpenTelemetry spans, metrics and logs per request (off:
+    it costs every request a look at the global providers, and nothing here exports them)."""
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] = os.environ) -> "Settings":
@@ -50,4 +53,5 @@ class Settings:
             max_body_bytes=int(number("MAX_BODY_BYTES", defaults.max_body_bytes, int)),
             max_ws_sessions=int(number("MAX_WS_SESSIONS", defaults.max_ws_sessions, int)),
             cors_origins=tuple(o.strip() for o in origins.split(",") if o.strip()),
+            telemetry=_flag(environ.get("TELEMETRY", "")),
         )

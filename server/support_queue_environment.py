@@ -25,7 +25,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from models import SupportQueueAction, SupportQueueObservation, SupportQueueState, TaskCard
-from server.episode import EpisodeEnvironment
+from server.episode import EpisodeEnvironment, ObservationFields
 from server.support_queue_grader import DECIMALS, SCORING_WEIGHTS, TicketFacts, grade
 from server.support_queue_tasks import ENV_NAME, TASK_CARDS, CanonicalTicket, SupportTask
 from server.support_queue_variants import ProvenVariant, variant_for
@@ -69,22 +69,22 @@ class SupportQueueEnvironment(
 
     # --------------------------------------------------------------- lifecycle
 
-    def _start(self, card: TaskCard, seed: Optional[int]) -> SupportQueueObservation:
+    def _start(self, card: TaskCard, seed: Optional[int]) -> ObservationFields:
         self._variant = variant_for(card.id, seed)
         self._task = self._variant.task
         self._cursor = 0
         self._actions = []
         self._rewards = []
-        return self._observation(reward=0.0, last_feedback=None, info={})
+        return self._observation_fields(reward=0.0, last_feedback=None, info={})
 
-    def _apply(self, action: SupportQueueAction) -> SupportQueueObservation:
+    def _apply(self, action: SupportQueueAction) -> ObservationFields:
         task = self._require_task()
         ticket = task.tickets[self._cursor]
         ticket_grade = grade(ticket, action, self._facts(ticket))
         self._actions.append(action.model_copy())  # the caller may reuse its object
         self._rewards.append(ticket_grade.reward)
         self._cursor += 1
-        return self._observation(
+        return self._observation_fields(
             reward=ticket_grade.reward,
             last_feedback=ticket_grade.model_dump(),
             info={"graded_ticket_id": ticket.ticket_id},
@@ -97,11 +97,11 @@ class SupportQueueEnvironment(
             raise RuntimeError("support queue episode used before reset")
         return self._task
 
-    def _observation(self, reward: float, last_feedback: Optional[dict[str, Any]],
-                     info: dict[str, Any]) -> SupportQueueObservation:
+    def _observation_fields(self, reward: float, last_feedback: Optional[dict[str, Any]],
+                            info: dict[str, Any]) -> ObservationFields:
         task = self._require_task()
         done = self._cursor >= len(task.tickets)
-        return SupportQueueObservation(
+        return dict(
             task_title=task.card.title,
             difficulty=task.card.difficulty,
             instructions=task.instructions,

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 from typing import Any, Optional
 
 from pydantic import BaseModel, TypeAdapter
@@ -38,7 +39,7 @@ class _RepeatedFieldJson:
         self._json = b""
 
     def encode(self, value: Any) -> bytes:
-        if self._json and value == self._value:
+        if self._json and (value is self._value or value == self._value):
             return self._json
         self._json = self._adapter.dump_json(value)
         self._value = copy.deepcopy(value)  # our own copy: the caller may mutate theirs later
@@ -83,6 +84,13 @@ def observation_json(observation: EpisodeObservation) -> bytes:
     return encoder.encode(observation)
 
 
+def _number_json(value: Any) -> bytes:
+    """A reward as JSON; a finite float's repr is already its JSON (and much cheaper to get)."""
+    if type(value) is float and math.isfinite(value):
+        return repr(value).encode()
+    return json.dumps(value).encode()
+
+
 def result_json(observation: EpisodeObservation, episode_id: Optional[str] = None) -> bytes:
     """`{"observation": ..., "reward": ..., "done": ...[, "episode_id": ...]}` as bytes."""
     tail = b"" if episode_id is None else b',"episode_id":' + json.dumps(episode_id).encode()
@@ -91,7 +99,7 @@ def result_json(observation: EpisodeObservation, episode_id: Optional[str] = Non
             b'{"observation":',
             observation_json(observation),
             b',"reward":',
-            json.dumps(observation.reward).encode(),
+            _number_json(observation.reward),
             b',"done":',
             b"true" if observation.done else b"false",
             tail,

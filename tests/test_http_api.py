@@ -253,3 +253,12 @@ def test_whole_support_queue_episode_over_http_matches_in_process(client: TestCl
     assert len(rewards) == 3 and state["processed_ticket_ids"] == [
         g["ticket_id"] for g in state["grading_history"]]
     assert state["average_reward"] == pytest.approx(local.score) == pytest.approx(sum(rewards) / 3)
+
+
+def test_fastapi_telemetry_is_off_unless_asked_for() -> None:
+    assert Settings().telemetry is False and Settings.from_env({}).telemetry is False
+    assert Settings.from_env({"TELEMETRY": "1"}).telemetry is True
+    for settings in (Settings(), Settings(telemetry=True)):
+        client = TestClient(create_app(settings))
+        reset = client.post("/servicebench/reset", json={"task_id": "order_status_lookup"})
+        assert reset.status_code == 200 and reset.json()["episode_id"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+import json
 import re
 import tracemalloc
 from decimal import Decimal
@@ -9,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from mock_services import ENDPOINT_CATALOGUE
-from models import ServiceBenchAction
+from services import ENDPOINT_CATALOGUE
+from models import ServiceBenchAction, ServiceBenchObservation
 from server.episode import EpisodeFinishedError, EpisodeNotStartedError, UnknownTaskError
 from server.servicebench_environment import ServiceBenchEnvironment
 
@@ -223,9 +225,28 @@ def test_episodes_are_small():
     # speed is measured by bench/, never by a timed test
 
 
-def test_observations_cannot_alter_the_shared_catalogue(env):
+def test_observations_share_one_catalogue_that_refuses_changes(env):
     observation = env.reset(task_id=1)
-    observation.available_endpoints[0]["params"]["email"]["required"] = True
-    observation.available_endpoints[0]["params"].clear()
-    assert env.step(act("user", "/users/list")).available_endpoints == list(ENDPOINT_CATALOGUE)
+    catalogue = observation.available_endpoints
+    with pytest.raises(TypeError, match="read-only"):
+        catalogue[0]["params"]["email"]["required"] = True
+    with pytest.raises(TypeError, match="read-only"):
+        catalogue[0]["params"].clear()
+    with pytest.raises(TypeError, match="read-only"):
+        catalogue.append({})
+    following = env.step(act("user", "/users/list")).available_endpoints
+    assert following is catalogue, "one shared catalogue, not a copy per observation"
+    assert following == list(ENDPOINT_CATALOGUE)
     assert ENDPOINT_CATALOGUE[0]["params"]["email"]["required"] is False
+    copied = copy.deepcopy(observation)
+    assert copied.available_endpoints == catalogue
+
+
+def test_a_changed_copy_of_the_catalogue_is_a_plain_list(env):
+    catalogue = env.reset(task_id=1).available_endpoints
+    mine = json.loads(json.dumps(catalogue))
+    mine[0]["params"].clear()
+    assert catalogue[0]["params"], "the shared catalogue is untouched"
+    parsed = ServiceBenchObservation.model_validate_json(
+        ServiceBenchObservation(available_endpoints=mine).model_dump_json())
+    assert parsed.available_endpoints == mine and type(parsed.available_endpoints) is list

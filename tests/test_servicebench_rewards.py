@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from mock_services import ENDPOINT_CATALOGUE, ServiceState
+from services import ENDPOINT_CATALOGUE, ServiceState
 from server.servicebench_rewards import ApiCall, Progress, StepOutcome, score_call
 from server.servicebench_tasks import TASK_SPECS, TaskSpec
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from mock_services import to_cents
+from services import to_cents
 from server.servicebench_environment import VARIANTS, ServiceBenchEnvironment
 from server.servicebench_proof import VariantRejected, _graded_wrong, play_oracle, prove
 from server.servicebench_readings import Readings

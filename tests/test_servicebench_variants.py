@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from mock_services import CANONICAL_WORLD, to_cents
+from services import CANONICAL_WORLD, to_cents
 from models import ServiceBenchAction
 from policies.servicebench_oracle import next_action
 from server.seeds import HELD_OUT, TRAIN
