@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-OURS, OPENENV, BARE = "servicebench", "openenv-reference", "bare-fastapi"
+OURS, OPENENV, BARE, WS_FLOOR = "servicebench", "openenv-reference", "bare-fastapi", "uvicorn-ws-floor"
 
 
 def _rate(value: float) -> str:
@@ -86,11 +86,17 @@ def _details(results: dict[str, Any]) -> list[str]:
         for name, section in results["http"].items():
             out += _http_rounds(name.replace("_", " "), section) + [""]
     if "ws" in results:
-        out += [f"| WebSocket round | {OURS} steps/s | {OPENENV} steps/s | ratio |", "|---|---|---|---|"]
+        out += [f"WebSocket load generator: {results['ws']['generator']}, "
+                f"{results['ws']['connections']} connections. Server CPU is µs per message "
+                f"(all threads, from /proc).", "",
+                f"| WebSocket round | {OURS} steps/s | {OPENENV} steps/s | ratio | server CPU {OURS} / "
+                f"{OPENENV} / {WS_FLOOR} (no-op app) |", "|---|---|---|---|---|"]
         for number, r in enumerate(results["ws"]["rounds"], 1):
+            cpu = " / ".join(f"{r[name]['server_cpu_us_per_message']:.0f}" for name in (OURS, OPENENV, WS_FLOOR))
             out.append(f"| {number} | {_rate(r[OURS]['steps_per_s'])} (p99 {r[OURS]['p99_ms']:.1f} ms, "
                        f"{r[OURS]['errors']} errors) | {_rate(r[OPENENV]['steps_per_s'])} (p99 "
-                       f"{r[OPENENV]['p99_ms']:.1f} ms) | {r[OURS]['steps_per_s'] / r[OPENENV]['steps_per_s']:.2f} |")
+                       f"{r[OPENENV]['p99_ms']:.1f} ms) | {r[OURS]['steps_per_s'] / r[OPENENV]['steps_per_s']:.2f} "
+                       f"| {cpu} |")
         out.append("")
     if "inprocess" in results:
         out += ["| in-process | env.step/s | env.step + JSON/s | reset/s |", "|---|---|---|---|"]

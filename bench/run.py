@@ -24,7 +24,7 @@ from bench.aio import run
 from bench.machine import machine_info
 from bench.plans import Plan, episode_mix, step_cycle, write_lua
 from bench.report import render
-from bench.servers import BARE, OPENENV, OURS, RunningServer, serve
+from bench.servers import BARE, OPENENV, OURS, WS_FLOOR, RunningServer, serve
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -100,14 +100,15 @@ def ws_section(config: Config) -> dict[str, Any]:
     """(3) steps/s through OpenEnv's WebSocket protocol, ours against the reference's /ws."""
     generator, throughput = _ws_generator()
     plans = {OURS.name: episode_mix()}
-    plans[OPENENV.name] = plans[OURS.name].as_echo()
+    plans[OPENENV.name] = plans[WS_FLOOR.name] = plans[OURS.name].as_echo()
     rounds = []
-    with serve(OURS) as ours, serve(OPENENV) as openenv:
-        for server in (ours, openenv):  # warm-up, not recorded: first-connection and first-call costs
+    with serve(OURS) as ours, serve(OPENENV) as openenv, serve(WS_FLOOR) as floor:
+        servers = (ours, openenv, floor)
+        for server in servers:  # warm-up, not recorded: first-connection and first-call costs
             throughput(server.ws_url, plans[server.target.name], config.ws_connections, 1.0)
         for _ in range(config.rounds):
             rounds.append({server.target.name: _ws_measure(server, plans[server.target.name], throughput, config)
-                           for server in (ours, openenv)})
+                           for server in servers})
     return {"generator": generator, "connections": config.ws_connections, "rounds": rounds,
             "vs_openenv": _median_ratio(rounds, "steps_per_s", OURS.name, OPENENV.name)}
 

@@ -39,6 +39,8 @@ class Target:
 OURS = Target("servicebench", "server.app:app", REPO, ws_path="/servicebench/ws")
 OPENENV = Target("openenv-reference", "baselines:openenv_echo", BASELINES_DIR, ws_path="/ws")
 BARE = Target("bare-fastapi", "baselines:bare", BASELINES_DIR)
+WS_FLOOR = Target("uvicorn-ws-floor", "bench.ws_floor:app", REPO, ws_path="/ws")
+"""Not a peer: what uvicorn's WebSocket path costs with an app that does nothing."""
 
 
 @dataclass(frozen=True)

@@ -272,13 +272,12 @@ def score_call(spec: TaskSpec, progress: Progress, call: ApiCall, status: int, b
         if call.route in WRITE_ENDPOINTS:
             signals.append("irrelevant_endpoint")
     elif status == 200:
-        penalties = _penalties(spec, table, progress, call, body)
+        signals += _penalties(spec, table, progress, call, body)
         for name in MILESTONES_BY_ENDPOINT[spec.card.id][call.endpoint]:
             if name not in milestones and MILESTONES[name].check(spec, call, body, milestones):
                 milestones += (name,)
-        earned = [name for name in milestones if name not in progress.milestones]
-        signals += penalties + earned
-        if not earned and not penalties and "base_progress" in table:
+                signals.append(name)
+        if not signals and "base_progress" in table:  # neither a penalty nor a milestone
             signals.append("base_progress")
         if "first_correct_call" in table and not first_correct_paid:
             signals.append("first_correct_call")
@@ -289,7 +288,7 @@ def score_call(spec: TaskSpec, progress: Progress, call: ApiCall, status: int, b
         milestones is not progress.milestones and all(name in milestones for name in spec.completion))
     if completed and not progress.completed:
         signals += _bonuses(spec, step, wrong_refund_issued)
-    raw = round(progress.score + sum(table[name] for name in signals), SCORE_DIGITS)
+    raw = round(progress.score + sum([table[name] for name in signals]), SCORE_DIGITS)
     score = min(1.0, max(0.0, raw))
     new_progress = Progress(step=step, score=score, milestones=milestones,
                             seen_calls=progress.seen_calls | {key},
