@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-OURS, OPENENV, BARE, WS_FLOOR = "servicebench", "openenv-reference", "bare-fastapi", "uvicorn-ws-floor"
+OURS, OPENENV, BARE = "servicebench", "openenv-reference", "bare-fastapi"
+WS_FLOOR, WS_IDEAL = "uvicorn-ws-floor", "minimal-servicebench-ws"
 
 
 def _rate(value: float) -> str:
@@ -46,7 +47,9 @@ def render(results: dict[str, Any]) -> str:
         summary.append(f"| 2 | HTTP single steps, steps/s vs bare / vs reference | {single['vs_bare']:.2f}x / "
                        f"{single['vs_openenv']:.2f}x | (no target) | - |")
     if "ws" in results:
-        summary.append(f"| 3 | WebSocket steps/s vs OpenEnv reference /ws | {results['ws']['vs_openenv']:.2f}x | "
+        summary.append(f"| 3 | WebSocket steps/s vs OpenEnv reference /ws (the minimal ServiceBench WebSocket "
+                       f"server, bench/ws_ideal.py: {results['ws']['minimal_vs_openenv']:.2f}x) | "
+                       f"{results['ws']['vs_openenv']:.2f}x | "
                        f">= 2.5x | {_check(results['ws']['vs_openenv'] >= 2.5)} |")
     if "asgi" in results:
         http, ws = results["asgi"]["http_us_per_request"], results["asgi"]["ws_us_per_message"]
@@ -89,14 +92,17 @@ def _details(results: dict[str, Any]) -> list[str]:
         out += [f"WebSocket load generator: {results['ws']['generator']}, "
                 f"{results['ws']['connections']} connections. Server CPU is µs per message "
                 f"(all threads, from /proc).", "",
-                f"| WebSocket round | {OURS} steps/s | {OPENENV} steps/s | ratio | server CPU {OURS} / "
-                f"{OPENENV} / {WS_FLOOR} (no-op app) |", "|---|---|---|---|---|"]
+                f"| WebSocket round | {OURS} steps/s | {OPENENV} steps/s | ratio | {WS_IDEAL} steps/s (ratio) "
+                f"| server CPU µs/message: {OURS} / {OPENENV} / {WS_IDEAL} / {WS_FLOOR} |",
+                "|---|---|---|---|---|---|"]
         for number, r in enumerate(results["ws"]["rounds"], 1):
-            cpu = " / ".join(f"{r[name]['server_cpu_us_per_message']:.0f}" for name in (OURS, OPENENV, WS_FLOOR))
+            cpu = " / ".join(f"{r[name]['server_cpu_us_per_message']:.0f}"
+                             for name in (OURS, OPENENV, WS_IDEAL, WS_FLOOR))
+            reference = r[OPENENV]["steps_per_s"]
             out.append(f"| {number} | {_rate(r[OURS]['steps_per_s'])} (p99 {r[OURS]['p99_ms']:.1f} ms, "
-                       f"{r[OURS]['errors']} errors) | {_rate(r[OPENENV]['steps_per_s'])} (p99 "
-                       f"{r[OPENENV]['p99_ms']:.1f} ms) | {r[OURS]['steps_per_s'] / r[OPENENV]['steps_per_s']:.2f} "
-                       f"| {cpu} |")
+                       f"{r[OURS]['errors']} errors) | {_rate(reference)} (p99 {r[OPENENV]['p99_ms']:.1f} ms) | "
+                       f"{r[OURS]['steps_per_s'] / reference:.2f} | {_rate(r[WS_IDEAL]['steps_per_s'])} "
+                       f"({r[WS_IDEAL]['steps_per_s'] / reference:.2f}) | {cpu} |")
         out.append("")
     if "inprocess" in results:
         out += ["| in-process | env.step/s | env.step + JSON/s | reset/s |", "|---|---|---|---|"]

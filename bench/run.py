@@ -24,7 +24,7 @@ from bench.aio import run
 from bench.machine import machine_info
 from bench.plans import Plan, episode_mix, step_cycle, write_lua
 from bench.report import render
-from bench.servers import BARE, OPENENV, OURS, WS_FLOOR, RunningServer, serve
+from bench.servers import BARE, OPENENV, OURS, WS_FLOOR, WS_IDEAL, RunningServer, serve
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -38,13 +38,15 @@ class Config:
     ws_connections: int = 16
     live_counts: tuple[int, ...] = (1_000, 10_000, 100_000)
     latency_seconds: float = 8.0
+    latency_rounds: int = 6
+    """p99s of ~0.4 ms move by 10% from drift alone: more rounds, in alternating order."""
     sessions: int = 1_000
     session_seconds: float = 30.0
     startup_rounds: int = 3
 
 
 QUICK = Config(rounds=2, http_seconds=3, ws_seconds=3, live_counts=(1_000, 5_000),
-               latency_seconds=3, sessions=200, session_seconds=5, startup_rounds=1)
+               latency_seconds=3, latency_rounds=2, sessions=200, session_seconds=5, startup_rounds=1)
 
 
 def _median_ratio(rounds: list[dict[str, dict[str, Any]]], metric: str, a: str, b: str) -> float:
@@ -100,17 +102,19 @@ def ws_section(config: Config) -> dict[str, Any]:
     """(3) steps/s through OpenEnv's WebSocket protocol, ours against the reference's /ws."""
     generator, throughput = _ws_generator()
     plans = {OURS.name: episode_mix()}
+    plans[WS_IDEAL.name] = plans[OURS.name]
     plans[OPENENV.name] = plans[WS_FLOOR.name] = plans[OURS.name].as_echo()
     rounds = []
-    with serve(OURS) as ours, serve(OPENENV) as openenv, serve(WS_FLOOR) as floor:
-        servers = (ours, openenv, floor)
+    with serve(OURS) as ours, serve(OPENENV) as openenv, serve(WS_FLOOR) as floor, serve(WS_IDEAL) as ideal:
+        servers = (ours, openenv, floor, ideal)
         for server in servers:  # warm-up, not recorded: first-connection and first-call costs
             throughput(server.ws_url, plans[server.target.name], config.ws_connections, 1.0)
         for _ in range(config.rounds):
             rounds.append({server.target.name: _ws_measure(server, plans[server.target.name], throughput, config)
                            for server in servers})
     return {"generator": generator, "connections": config.ws_connections, "rounds": rounds,
-            "vs_openenv": _median_ratio(rounds, "steps_per_s", OURS.name, OPENENV.name)}
+            "vs_openenv": _median_ratio(rounds, "steps_per_s", OURS.name, OPENENV.name),
+            "minimal_vs_openenv": _median_ratio(rounds, "steps_per_s", WS_IDEAL.name, OPENENV.name)}
 
 
 def inprocess_section(config: Config) -> dict[str, Any]:
@@ -143,12 +147,11 @@ def memory_section(config: Config) -> dict[str, Any]:
             memory.append({"live_episodes": count, "rss_mb": rss / 2**20, "failures": failures,
                            "bytes_per_episode": (rss - baseline) / count})
         rounds = []
-        for _ in range(config.rounds):
-            rounds.append({
-                "10": run(episodes_load.step_latency(quiet.url, cycle, config.latency_seconds)),
-                str(most): run(episodes_load.step_latency(crowded.url, cycle,
-                                                                        config.latency_seconds)),
-            })
+        for number in range(config.latency_rounds):  # A B, B A, A B, ...: drift hits both sides alike
+            order = (("10", quiet), (str(most), crowded))
+            rounds.append(dict(
+                (label, run(episodes_load.step_latency(server.url, cycle, config.latency_seconds)))
+                for label, server in (order if number % 2 == 0 else order[::-1])))
     return {"baseline_rss_mb": baseline / 2**20, "memory": memory, "latency_rounds": rounds,
             "most_live": most, "p99_ratio": _median_ratio(rounds, "p99_ms", str(most), "10")}
 

@@ -41,6 +41,8 @@ OPENENV = Target("openenv-reference", "baselines:openenv_echo", BASELINES_DIR, w
 BARE = Target("bare-fastapi", "baselines:bare", BASELINES_DIR)
 WS_FLOOR = Target("uvicorn-ws-floor", "bench.ws_floor:app", REPO, ws_path="/ws")
 """Not a peer: what uvicorn's WebSocket path costs with an app that does nothing."""
+WS_IDEAL = Target("minimal-servicebench-ws", "bench.ws_ideal:app", REPO, ws_path="/ws")
+"""Not a peer: the least a ServiceBench WebSocket server can do per message (a bound for ours)."""
 
 
 @dataclass(frozen=True)
