@@ -47,10 +47,11 @@ def render(results: dict[str, Any]) -> str:
         summary.append(f"| 2 | HTTP single steps, steps/s vs bare / vs reference | {single['vs_bare']:.2f}x / "
                        f"{single['vs_openenv']:.2f}x | (no target) | - |")
     if "ws" in results:
-        summary.append(f"| 3 | WebSocket steps/s vs OpenEnv reference /ws (the minimal ServiceBench WebSocket "
-                       f"server, bench/ws_ideal.py: {results['ws']['minimal_vs_openenv']:.2f}x) | "
-                       f"{results['ws']['vs_openenv']:.2f}x | "
-                       f">= 2.5x | {_check(results['ws']['vs_openenv'] >= 2.5)} |")
+        for load in results["ws"]["by_connections"]:
+            summary.append(f"| 3 | WebSocket steps/s vs OpenEnv reference /ws, {load['connections']} connections "
+                           f"(the minimal ServiceBench WebSocket server, bench/ws_ideal.py: "
+                           f"{load['minimal_vs_openenv']:.2f}x) | {load['vs_openenv']:.2f}x | "
+                           f">= 2.5x | {_check(load['vs_openenv'] >= 2.5)} |")
     if "asgi" in results:
         http, ws = results["asgi"]["http_us_per_request"], results["asgi"]["ws_us_per_message"]
         summary.append(f"| 3b | server CPU without sockets: HTTP µs/request ours / bare / reference; WebSocket "
@@ -89,21 +90,21 @@ def _details(results: dict[str, Any]) -> list[str]:
         for name, section in results["http"].items():
             out += _http_rounds(name.replace("_", " "), section) + [""]
     if "ws" in results:
-        out += [f"WebSocket load generator: {results['ws']['generator']}, "
-                f"{results['ws']['connections']} connections. Server CPU is µs per message "
-                f"(all threads, from /proc).", "",
-                f"| WebSocket round | {OURS} steps/s | {OPENENV} steps/s | ratio | {WS_IDEAL} steps/s (ratio) "
-                f"| server CPU µs/message: {OURS} / {OPENENV} / {WS_IDEAL} / {WS_FLOOR} |",
-                "|---|---|---|---|---|---|"]
-        for number, r in enumerate(results["ws"]["rounds"], 1):
-            cpu = " / ".join(f"{r[name]['server_cpu_us_per_message']:.0f}"
-                             for name in (OURS, OPENENV, WS_IDEAL, WS_FLOOR))
-            reference = r[OPENENV]["steps_per_s"]
-            out.append(f"| {number} | {_rate(r[OURS]['steps_per_s'])} (p99 {r[OURS]['p99_ms']:.1f} ms, "
-                       f"{r[OURS]['errors']} errors) | {_rate(reference)} (p99 {r[OPENENV]['p99_ms']:.1f} ms) | "
-                       f"{r[OURS]['steps_per_s'] / reference:.2f} | {_rate(r[WS_IDEAL]['steps_per_s'])} "
-                       f"({r[WS_IDEAL]['steps_per_s'] / reference:.2f}) | {cpu} |")
-        out.append("")
+        out += [f"WebSocket load generator: {results['ws']['generator']}. Server CPU is µs per message "
+                f"(all threads, from /proc).", ""]
+        for load in results["ws"]["by_connections"]:
+            out += [f"| WebSocket round, {load['connections']} connections | {OURS} steps/s | {OPENENV} steps/s "
+                    f"| ratio | {WS_IDEAL} steps/s (ratio) | server CPU µs/message: {OURS} / {OPENENV} / "
+                    f"{WS_IDEAL} / {WS_FLOOR} |", "|---|---|---|---|---|---|"]
+            for number, r in enumerate(load["rounds"], 1):
+                cpu = " / ".join(f"{r[name]['server_cpu_us_per_message']:.0f}"
+                                 for name in (OURS, OPENENV, WS_IDEAL, WS_FLOOR))
+                reference = r[OPENENV]["steps_per_s"]
+                out.append(f"| {number} | {_rate(r[OURS]['steps_per_s'])} (p99 {r[OURS]['p99_ms']:.1f} ms, "
+                           f"{r[OURS]['errors']} errors) | {_rate(reference)} (p99 {r[OPENENV]['p99_ms']:.1f} ms) "
+                           f"| {r[OURS]['steps_per_s'] / reference:.2f} | {_rate(r[WS_IDEAL]['steps_per_s'])} "
+                           f"({r[WS_IDEAL]['steps_per_s'] / reference:.2f}) | {cpu} |")
+            out.append("")
     if "inprocess" in results:
         out += ["| in-process | env.step/s | env.step + JSON/s | reset/s |", "|---|---|---|---|"]
         for name, r in results["inprocess"].items():

@@ -35,7 +35,8 @@ class Config:
     http_seconds: float = 10.0
     http_connections: int = 8
     ws_seconds: float = 8.0
-    ws_connections: int = 16
+    ws_connections: tuple[int, ...] = (16, 256)
+    """A few busy clients, and the hundreds of concurrent rollouts of an RL trainer."""
     live_counts: tuple[int, ...] = (1_000, 10_000, 100_000)
     latency_seconds: float = 8.0
     latency_rounds: int = 6
@@ -45,7 +46,7 @@ class Config:
     startup_rounds: int = 3
 
 
-QUICK = Config(rounds=2, http_seconds=3, ws_seconds=3, live_counts=(1_000, 5_000),
+QUICK = Config(rounds=2, http_seconds=3, ws_seconds=3, ws_connections=(16,), live_counts=(1_000, 5_000),
                latency_seconds=3, latency_rounds=2, sessions=200, session_seconds=5, startup_rounds=1)
 
 
@@ -89,32 +90,37 @@ def _ws_generator() -> tuple[str, WSThroughput]:
         return "wsclient.py (asyncio)", lambda url, plan, n, s: run(ws_bench.throughput(url, plan, n, s))
 
 
-def _ws_measure(server: RunningServer, plan: Plan, throughput: WSThroughput, config: Config) -> dict[str, Any]:
+def _ws_measure(server: RunningServer, plan: Plan, throughput: WSThroughput, connections: int,
+                seconds: float) -> dict[str, Any]:
     """One run, plus the server process's CPU (all threads) per message during it."""
     before = wsload.process_cpu_seconds(server.pid)
-    result = throughput(server.ws_url, plan, config.ws_connections, config.ws_seconds)
+    result = throughput(server.ws_url, plan, connections, seconds)
     used = wsload.process_cpu_seconds(server.pid) - before
     result["server_cpu_us_per_message"] = used / result["samples"] * 1e6 if result["samples"] else float("nan")
     return result
 
 
 def ws_section(config: Config) -> dict[str, Any]:
-    """(3) steps/s through OpenEnv's WebSocket protocol, ours against the reference's /ws."""
+    """(3) steps/s through OpenEnv's WebSocket protocol, ours against the reference's /ws,
+    with the no-op floor and the minimal ServiceBench server as bounds, per connection count."""
     generator, throughput = _ws_generator()
     plans = {OURS.name: episode_mix()}
     plans[WS_IDEAL.name] = plans[OURS.name]
     plans[OPENENV.name] = plans[WS_FLOOR.name] = plans[OURS.name].as_echo()
-    rounds = []
+    by_connections = []
     with serve(OURS) as ours, serve(OPENENV) as openenv, serve(WS_FLOOR) as floor, serve(WS_IDEAL) as ideal:
         servers = (ours, openenv, floor, ideal)
-        for server in servers:  # warm-up, not recorded: first-connection and first-call costs
-            throughput(server.ws_url, plans[server.target.name], config.ws_connections, 1.0)
-        for _ in range(config.rounds):
-            rounds.append({server.target.name: _ws_measure(server, plans[server.target.name], throughput, config)
-                           for server in servers})
-    return {"generator": generator, "connections": config.ws_connections, "rounds": rounds,
-            "vs_openenv": _median_ratio(rounds, "steps_per_s", OURS.name, OPENENV.name),
-            "minimal_vs_openenv": _median_ratio(rounds, "steps_per_s", WS_IDEAL.name, OPENENV.name)}
+        for connections in config.ws_connections:
+            for server in servers:  # warm-up, not recorded: first-connection and first-call costs
+                throughput(server.ws_url, plans[server.target.name], connections, 1.0)
+            rounds = [{server.target.name: _ws_measure(server, plans[server.target.name], throughput,
+                                                       connections, config.ws_seconds)
+                       for server in servers} for _ in range(config.rounds)]
+            by_connections.append({
+                "connections": connections, "rounds": rounds,
+                "vs_openenv": _median_ratio(rounds, "steps_per_s", OURS.name, OPENENV.name),
+                "minimal_vs_openenv": _median_ratio(rounds, "steps_per_s", WS_IDEAL.name, OPENENV.name)})
+    return {"generator": generator, "by_connections": by_connections}
 
 
 def inprocess_section(config: Config) -> dict[str, Any]:
