@@ -10,7 +10,8 @@ imports the catalogue (and through it the services), never the other way round.
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional
+from collections.abc import Mapping
+from typing import Any, Optional
 
 from services.catalogue import resolve_route
 from services.registry import ServiceError, bind_params
@@ -74,7 +75,7 @@ class ServiceState:
         """Serve one call: `(200, data)` or `(4xx, {"error": message})`; never raises."""
         try:
             entry = resolve_route(service, endpoint, method)
-            if not isinstance(params, dict) and not isinstance(params, Mapping):  # dict: fast path
+            if not isinstance(params, Mapping):
                 raise ServiceError(400, "params must be a JSON object")
             kwargs = bind_params(entry, params)
             return 200, entry.handler(entry.owner(self), **kwargs)
