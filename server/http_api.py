@@ -12,13 +12,14 @@ import contextlib
 import gc
 import json
 import logging
-from typing import Any, AsyncIterator, Optional
+from typing import Any, AsyncIterator, Optional, Union
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from fastapi.telemetry import TelemetryConfig
 from openenv.core.env_server.types import EnvironmentMetadata
+from pydantic import BaseModel, TypeAdapter
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from models import TaskCard
@@ -106,17 +107,26 @@ def scope_metadata(gateway: Gateway, name: str, description: str) -> dict[str, A
     }
 
 
+SCHEMA_KINDS = {"action": "action_cls", "observation": "observation_cls", "state": "state_cls"}
+
+
+def _any_of(models: list[type[BaseModel]]) -> dict[str, Any]:
+    """A schema that each of `models` fits, their `$defs` merged so every `$ref` still resolves."""
+    if len(models) == 1:
+        return models[0].model_json_schema()
+    return TypeAdapter(Union[tuple(models)]).json_schema()
+
+
 def scope_schema(gateway: Gateway) -> dict[str, Any]:
-    schemas = {
-        env.env_name: {
-            "action": env.action_cls.model_json_schema(),
-            "observation": env.observation_cls.model_json_schema(),
-            "state": env.state_cls.model_json_schema(),
-        }
+    """Action, observation and state schemas of the scope: at the root, any of both environments'."""
+    schema = {kind: _any_of([getattr(env, attr) for env in gateway.envs])
+              for kind, attr in SCHEMA_KINDS.items()}
+    if len(gateway.envs) == 1:
+        return schema
+    return {**schema, "environments": {
+        env.env_name: {kind: getattr(env, attr).model_json_schema() for kind, attr in SCHEMA_KINDS.items()}
         for env in gateway.envs
-    }
-    first = schemas[gateway.env_names[0]]
-    return first if len(schemas) == 1 else {**first, "environments": schemas}
+    }}
 
 
 def task_cards(gateway: Gateway) -> list[TaskCard]:

@@ -157,7 +157,7 @@ def test_dockerignore_matches_as_docker_does() -> None:
 def test_the_image_holds_the_app_and_leaves_tests_caches_and_venvs_out() -> None:
     files = set(df.context_files(REPO))
     needed = {"inference.py", "client.py", "models.py", "pyproject.toml", "uv.lock",
-              "README.md", "openenv.yaml", "server/app.py", "services/__init__.py"}
+              "README.md", "LICENSE", "openenv.yaml", "server/app.py", "services/__init__.py"}
     needed |= {p.relative_to(REPO).as_posix() for folder in ("server", "services", "data", "policies", "agents")
                for p in (REPO / folder).rglob("*") if p.is_file() and "__pycache__" not in p.parts}
     assert {"server/servicebench_environment.py", "server/support_queue_environment.py"} <= needed
