@@ -10,7 +10,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-PACKAGES = ("openenv-core", "fastapi", "starlette", "uvicorn", "uvloop", "httptools", "websockets",
+PACKAGES = ("openenv", "fastapi", "starlette", "uvicorn", "uvloop", "httptools", "websockets",
             "pydantic", "pydantic-core")
 
 
