@@ -79,6 +79,9 @@ def render(results: dict[str, Any]) -> str:
         st = results["startup"]
         summary.append(f"| 8 | start to healthy (median) | {st[OURS]['median_s']:.2f} s (reference "
                        f"{st[OPENENV]['median_s']:.2f} s, bare {st[BARE]['median_s']:.2f} s) | - | - |")
+        if "idle_rss_mb" in st[OURS]:  # results recorded before it was measured have no idle RSS
+            summary.append(f"| 8b | idle RSS after start (median) | {st[OURS]['idle_rss_mb']:.0f} MB (reference "
+                           f"{st[OPENENV]['idle_rss_mb']:.0f} MB, bare {st[BARE]['idle_rss_mb']:.0f} MB) | - | - |")
     out += summary + [""]
     out += _details(results)
     return "\n".join(out) + "\n"

@@ -170,13 +170,17 @@ def sessions_section(config: Config) -> dict[str, Any]:
 
 
 def startup_section(config: Config) -> dict[str, Any]:
-    """(8) process start to the first healthy /health, for each server."""
+    """(8) process start to the first healthy /health, and the idle RSS a second later, for each server."""
     times: dict[str, list[float]] = {t.name: [] for t in (OURS, OPENENV, BARE)}
+    rss: dict[str, list[float]] = {t.name: [] for t in (OURS, OPENENV, BARE)}
     for _ in range(config.startup_rounds):
         for target in (OURS, OPENENV, BARE):
             with serve(target) as server:
                 times[target.name].append(server.seconds_to_healthy)
-    return {name: {"median_s": statistics.median(values), "runs_s": values} for name, values in times.items()}
+                time.sleep(1.0)
+                rss[target.name].append(server.rss_bytes() / 2**20)
+    return {name: {"median_s": statistics.median(values), "runs_s": values,
+                   "idle_rss_mb": statistics.median(rss[name])} for name, values in times.items()}
 
 
 SECTIONS: dict[str, Callable[[Config], dict[str, Any]]] = {
