@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import tomllib
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,7 @@ from openenv.validation.manifest import NormalizedManifestV2
 from openenv.validation.parsers.openenv_yaml import OpenEnvYamlParser
 from openenv.validation.runtime.collector import collect_runtime_evidence
 from openenv.validation.runtime.contracts import RuntimeEvidence, RuntimePlan, load_runtime_plan
+from packaging.requirements import Requirement
 
 REPO = Path(__file__).resolve().parent.parent
 PREFIXES = ("", "/servicebench", "/support_queue")
@@ -192,6 +194,30 @@ def test_the_state_contract_grader_sees_a_foreign_episode_id(live_server: str, m
                                          *evidence.exchanges[1:]),
                               observation_schema_json=evidence.observation_schema_json)
     assert grade(manifest, swapped)["runtime.state_contract"][0] == "fail"
+
+
+# ----------------------------------------------------------------------------- packaging
+
+
+def test_dependencies_are_ranges_on_the_maintained_openenv_and_the_lock_pins_inside_them() -> None:
+    wanted = [Requirement(r) for r in PROJECT["dependencies"] + PROJECT["optional-dependencies"]["test"]]
+    assert "openenv" in {r.name for r in wanted} and "openenv-core" not in {r.name for r in wanted}
+    locked = {p["name"]: p["version"] for p in tomllib.loads((REPO / "uv.lock").read_text())["package"]}
+    assert "openenv-core" not in locked, "openenv-core and openenv both own the `openenv` package"
+    for requirement in wanted:
+        operators = {spec.operator for spec in requirement.specifier}
+        assert ">=" in operators and "<" in operators and not operators & {"==", "==="}, requirement
+        assert requirement.specifier.contains(locked[requirement.name]), (requirement, locked[requirement.name])
+    with pytest.raises(metadata.PackageNotFoundError):
+        metadata.distribution("openenv-core")  # the test venv has only the maintained distribution
+    assert metadata.version("openenv") == locked["openenv"]
+
+
+def test_the_project_is_bsd_3_clause_licensed_like_openenv() -> None:
+    assert PROJECT["license"] == "BSD-3-Clause" and PROJECT["license-files"] == ["LICENSE"]
+    text = (REPO / "LICENSE").read_text(encoding="utf-8")
+    assert text.startswith("BSD 3-Clause License") and "The ServiceBench + Support Queue authors" in text
+    assert metadata.metadata(PROJECT["name"])["License-Expression"] == "BSD-3-Clause"
 
 
 # ----------------------------------------------------------------------------- manifest and metadata
