@@ -1,4 +1,5 @@
-"""Reward shaping, one test per row of the seed's reward tables, plus clamping and sums.
+"""Reward shaping, one test per row of the seed's reward tables, plus identity, the base-progress
+allowance, outcome rows that follow the world, the penalty carry and sums.
 
 Calls go through real services (a fresh ServiceState) into the pure `score_call`.
 """
@@ -12,7 +13,8 @@ from typing import Any
 import pytest
 
 from services import ENDPOINT_CATALOGUE, ServiceState
-from server.servicebench_rewards import ApiCall, Progress, StepOutcome, score_call
+from server.servicebench_reward_table import BASE_ALLOWANCE, best_bonus, once_rows
+from server.servicebench_rewards import REWARD_TABLE, ApiCall, Progress, StepOutcome, score_call
 from server.servicebench_tasks import TASK_SPECS, TaskSpec
 
 Call = tuple[str, str, str, dict[str, Any]]
@@ -66,7 +68,40 @@ def test_duplicate_call_costs_a_tenth_and_earns_nothing_else():
     assert outcome.signals == ("duplicate_call",) and outcome.reward == pytest.approx(-0.10)
     failed_twice = last(T2, JANE, ORDER_1005, NOBODY, NOBODY)
     assert failed_twice.signals == ("duplicate_call",)
-    assert last(T2, JANE, ORDER_1005, JANE_BY_ID).signals == ("base_progress",)
+
+
+@pytest.mark.parametrize("again", [
+    ("order", "/orders/lookup", "GET", {"order_id": "ord-1005"}),
+    ("order", "/orders/lookup", "GET", {"order_id": " ORD-1005 "}),
+    ("Order", "orders/lookup", "get", {"order_id": "Ord-1005"}),
+])
+def test_the_same_record_under_another_spelling_is_a_duplicate(again):
+    assert last(T2, JANE, ORDER_1005, again).signals == ("duplicate_call",)
+
+
+def test_a_user_read_by_email_then_by_id_is_the_same_read():
+    assert last(T2, JANE, JANE_BY_ID).signals == ("duplicate_call",)
+    shouted = ("user", "/users/lookup", "GET", {"email": " JANE.DOE@Example.com"})
+    assert last(T2, JANE_BY_ID, shouted).signals == ("duplicate_call",)
+    assert last(T2, JANE, ("user", "/users/lookup", "GET", {"email": "JANE.DOE@EXAMPLE.COM",
+                                                            "user_id": "usr-001"})).signals == ("duplicate_call",)
+
+
+def test_failed_calls_repeat_under_another_spelling():
+    assert last(T2, NOBODY, ("user", "/users/lookup", "GET", {"email": " NOBODY@example.com"})).signals == (
+        "duplicate_call",)
+    unknown = ("order", "/orders/lookup", "GET", {"order_id": "ORD-0000"})
+    assert last(T2, unknown, ("order", "/orders/lookup", "GET", {"order_id": "ord-0000 "})).signals == (
+        "duplicate_call",)
+
+
+def test_a_write_resent_with_new_wording_is_the_same_write():
+    note = ("user", "/users/update", "POST", {"user_id": "USR-003", "updates": {"notes": "SAVE20 added"}})
+    reworded = ("user", "/users/update", "POST", {"user_id": "usr-003", "updates": {"notes": "coupon error"}})
+    assert [o.signals for o in play(T3, ORDER_1009, note, reworded)[1:]] == [
+        ("base_progress",), ("duplicate_call",)]
+    outcomes = play(T2, JANE, ORDER_1005, refund("ORD-1005", 10, "first"), refund("ord-1005", "10.00", "again"))
+    assert outcomes[-1].signals[0] == "duplicate_call"
 
 
 def test_irrelevant_endpoint_costs_five_hundredths():
@@ -84,7 +119,18 @@ def test_writes_about_other_orders_or_statuses_are_irrelevant():
     notes = ("user", "/users/update", "POST", {"user_id": "USR-002", "updates": {"notes": "x"}})
     assert last(T3, PRIYA, ORDER_1009, notes).signals == ("irrelevant_endpoint",)
     own_notes = ("user", "/users/update", "POST", {"user_id": "USR-003", "updates": {"notes": "SAVE20"}})
-    assert last(T3, PRIYA, ORDER_1009, own_notes).signals == ("base_progress",)
+    assert last(T3, ORDER_1009, own_notes).signals == ("base_progress",)
+    assert last(T2, JANE, own_notes).signals == ("irrelevant_endpoint",)  # only task 3 documents
+
+
+@pytest.mark.parametrize("updates", [
+    {"email": "someone.else@example.com"}, {"name": "P. Raman"}, {"phone": "+1-408-555-0000"},
+    {"address": "1 Main St"}, {"notes": "SAVE20 added", "email": "priya@example.org"},
+])
+def test_task_three_pays_the_customers_notes_only(updates):
+    """Identity and contact fields are collateral damage, even with a note beside them."""
+    hijack = ("user", "/users/update", "POST", {"user_id": "USR-003", "updates": updates})
+    assert last(T3, ORDER_1009, hijack).signals == ("irrelevant_endpoint",)
 
 
 def test_failed_or_off_target_reads_earn_nothing():
@@ -105,9 +151,18 @@ def test_first_correct_call_is_paid_once_in_task_one():
 def test_base_progress_for_unique_relevant_calls_without_milestone():
     assert last(T2, JANE).signals == ("base_progress",) and last(T2, JANE).reward == pytest.approx(0.05)
     assert last(T3, PRIYA).signals == ("base_progress",)
-    assert last(T2, JANE, ORDER_1005, SKU_204).signals == ("base_progress",)
-    assert last(T3, PRIYA, ORDER_1009, SKU_555, PRICES_555).signals == ("base_progress",)
-    assert last(T1, JANE, JANE_BY_ID).signals == ()
+    assert last(T2, ORDER_1005, SKU_204).signals == ("base_progress",)
+    assert last(T3, ORDER_1009, SKU_555, PRICES_555).signals == ("base_progress",)
+    assert last(T1, JANE, JANES_ORDERS).signals == ("order_status_retrieved", "completed_within_2_steps")
+
+
+def test_base_progress_is_paid_from_the_tables_slack_once():
+    """0.05 is what the optimal paths leave for calls that reach no milestone: one such call."""
+    assert BASE_ALLOWANCE == {T1: 0.0, T2: 0.05, T3: 0.05}
+    outcomes = play(T2, JANE, JANES_ORDERS, SKU_204, ("inventory", "/inventory/price-history", "GET",
+                                                      {"sku": "SKU-445"}))
+    assert [o.signals for o in outcomes] == [("base_progress",), (), (), ()]
+    assert outcomes[-1].progress.score == pytest.approx(0.05)
 
 
 # --------------------------------------------------------------------- task 1
@@ -129,8 +184,8 @@ def test_task_one_bonus_depends_on_steps():
     three = play(T1, NOBODY, JANE, ORDER_1005)
     assert three[-1].signals == ("order_status_retrieved", "completed_in_3_steps")
     assert three[-1].progress.score == pytest.approx(0.15 + 0.30 + 0.45 + 0.05)
-    four = last(T1, NOBODY, JANE, JANE_BY_ID, ORDER_1005)
-    assert four.signals == ("order_status_retrieved",) and four.progress.score == pytest.approx(0.90)
+    four = last(T1, NOBODY, JANE, LIST_USERS, ORDER_1005)
+    assert four.signals == ("order_status_retrieved",) and four.progress.score == pytest.approx(0.85)
     direct = last(T1, ORDER_1005)
     assert direct.signals == ("order_status_retrieved", "first_correct_call", "completed_within_2_steps")
 
@@ -182,8 +237,25 @@ def test_wrong_refund_amount_task_two(amount):
 
 def test_task_two_bonus_needs_five_steps_or_fewer():
     outcomes = play(T2, JANE, ORDER_1005, SKU_445, SKU_204, refund("ORD-1005", 49.99), RETURNED)
-    assert outcomes[-1].signals == ("status_updated_to_returned",)
-    assert outcomes[-1].progress.score == pytest.approx(0.95)
+    assert outcomes[3].signals == () and outcomes[-1].signals == ("status_updated_to_returned",)
+    assert outcomes[-1].progress.score == pytest.approx(0.90)
+
+
+def test_a_second_refund_after_the_correct_one_takes_the_refund_back():
+    outcomes = play(T2, JANE, ORDER_1005, SKU_445, refund("ORD-1005", 49.99), refund("ORD-1005", 1, "more"),
+                    RETURNED)
+    assert outcomes[4].signals == ("wrong_refund_amount", "correct_refund_issued_undone")
+    assert outcomes[4].reward == pytest.approx(-0.10 - 0.25)
+    assert outcomes[5].signals == ("status_updated_to_returned",) and not outcomes[5].progress.completed
+    assert outcomes[5].progress.score == pytest.approx(0.05 + 0.30 + 0.10 - 0.10 + 0.20)
+
+
+def test_undoing_the_status_takes_its_row_back():
+    refunded = ("order", "/orders/update-status", "POST", {"order_id": "ORD-1005", "new_status": "refunded"})
+    outcomes = play(T2, JANE, ORDER_1005, RETURNED, refunded, refund("ORD-1005", 49.99))
+    assert outcomes[3].signals == ("irrelevant_endpoint", "status_updated_to_returned_undone")
+    assert outcomes[4].signals == ("correct_refund_issued",) and not outcomes[4].progress.completed
+    assert outcomes[4].progress.score == pytest.approx(0.05 + 0.30 - 0.05 + 0.25)
 
 
 # --------------------------------------------------------------------- task 3
@@ -193,7 +265,7 @@ def test_order_data_retrieved():
     assert outcome.signals == ("order_data_retrieved",) and outcome.reward == pytest.approx(0.10)
     no_coupon = replace(TASK_SPECS[T3], order_id="ORD-1004")
     order_1004 = ("order", "/orders/lookup", "GET", {"order_id": "ORD-1004"})
-    assert last(no_coupon, PRIYA, order_1004).signals == ("base_progress",)
+    assert last(no_coupon, order_1004).signals == ("base_progress",)
 
 
 @pytest.mark.parametrize("inventory_call", [SKU_555, SKU_118])
@@ -211,8 +283,8 @@ def test_evidence_rows_follow_the_spec_for_a_stale_price_error():
     history_310 = ("inventory", "/inventory/price-history", "GET", {"sku": "SKU-310"})
     outcomes = play(stale, PRIYA, order_1004, lookup_310, history_310)
     assert [o.signals for o in outcomes[1:]] == [
-        ("order_data_retrieved",), ("base_progress",), ("inventory_prices_verified", "root_cause_identified")]
-    assert last(T3, PRIYA, ORDER_1009, PRICES_555).signals == ("base_progress",)  # canonical: lookup only
+        ("order_data_retrieved",), (), ("inventory_prices_verified", "root_cause_identified")]
+    assert last(T3, ORDER_1009, PRICES_555).signals == ("base_progress",)  # canonical: lookup only
 
 
 @pytest.mark.parametrize("calls", [(ORDER_1009, SKU_555), (SKU_555, ORDER_1009)])
@@ -231,38 +303,58 @@ def test_correct_adjustment_completes_with_both_bonuses(amount):
     assert outcome.reward == pytest.approx(0.50) and outcome.progress.score == 1.0
 
 
-@pytest.mark.parametrize("amount", [49.50, 39.60, 98.98, 247.50])
-def test_wrong_refund_amount_task_three_loses_precision(amount):
+@pytest.mark.parametrize("amount", [49.50, 39.60, 98.98, 99.02, 148.50])
+def test_a_wrong_refund_then_the_right_amount_over_refunds_and_never_completes(amount):
     outcomes = play(T3, PRIYA, ORDER_1009, SKU_555, refund("ORD-1009", amount), refund("ORD-1009", 99.00))
     assert outcomes[3].signals == ("wrong_refund_amount",) and outcomes[3].reward == pytest.approx(-0.15)
-    if amount + 99.00 <= 247.50:
-        assert outcomes[4].signals == ("correct_adjustment_issued", "completed_within_6_steps")
-        assert outcomes[4].progress.score == pytest.approx(1.0 - 0.15 - 0.10)
-    else:
-        assert outcomes[4].signals == () and not outcomes[4].progress.completed
+    assert outcomes[4].signals == ("wrong_refund_amount",) and not outcomes[4].progress.completed
+    assert outcomes[4].progress.score == pytest.approx(0.05 + 0.45 - 0.30)
+    assert outcomes[4].progress.refunded_cents == round(amount * 100) + 9900
+
+
+def test_refunds_that_together_total_the_adjustment_complete_without_precision():
+    outcomes = play(T3, PRIYA, ORDER_1009, SKU_555, refund("ORD-1009", 49.50), refund("ORD-1009", 49.50, "rest"))
+    assert outcomes[3].signals == ("wrong_refund_amount",)
+    assert outcomes[4].signals == ("duplicate_call", "correct_adjustment_issued", "completed_within_6_steps")
+    assert outcomes[4].progress.completed and outcomes[4].progress.score == pytest.approx(1.0 - 0.15 - 0.10 - 0.10)
 
 
 def test_a_second_refund_after_the_correct_one_is_a_wrong_amount():
     outcomes = play(T3, PRIYA, ORDER_1009, SKU_555, refund("ORD-1009", 99.00),
-                    refund("ORD-1009", 99.00, "again"))
-    assert outcomes[-1].signals == ("wrong_refund_amount",)
+                    refund("ORD-1009", 1.00, "again"))
+    assert outcomes[-1].signals == ("wrong_refund_amount", "correct_adjustment_issued_undone")
 
 
 def test_task_three_efficiency_bonus_needs_six_steps_or_fewer():
     outcome = last(T3, PRIYA, ORDER_1009, SKU_555, SKU_118, PRICES_555, JANE, refund("ORD-1009", 99.00))
     assert outcome.signals == ("correct_adjustment_issued", "precision_no_wrong_refund")
+    assert outcome.progress.score == pytest.approx(0.90)
 
 
 # ------------------------------------------------------- clamping and sums
 
-def test_score_is_clamped_at_zero_and_one():
+def test_penalties_at_zero_are_carried_and_repaid_first():
     low = play(T2, LIST_USERS, LIST_USERS)
     assert [o.reward for o in low] == [0, 0] and low[-1].progress.score == 0
+    assert low[-1].progress.penalty_balance == pytest.approx(0.15)
     floor = last(T2, JANE, refund("ORD-1005", 40))
     assert floor.signals == ("wrong_refund_amount", "refund_before_eligibility")
     assert floor.reward == pytest.approx(-0.05) and floor.progress.score == 0
+    assert floor.progress.penalty_balance == pytest.approx(0.20)
+    stock = ("inventory", "/inventory/update-stock", "POST", {"sku": "SKU-101", "adjustment": -1})
+    damaged_first = play(T3, stock, stock, *[call for call in (PRIYA, ORDER_1009, SKU_555, refund("ORD-1009", 99))])
+    assert [o.reward for o in damaged_first[:3]] == [0, 0, 0]
+    assert damaged_first[-1].progress.completed and damaged_first[-1].progress.score == pytest.approx(0.85)
+
+
+@pytest.mark.parametrize("task", [T1, T2, T3])
+def test_the_tables_gains_total_exactly_one_so_the_cap_never_binds(task):
+    """Once-only rows, the best bonuses and the allowance: exactly 1.0, never more."""
+    table = REWARD_TABLE[task]
+    assert sum(table[name] for name in once_rows(task)) + best_bonus(task) + BASE_ALLOWANCE[task] == (
+        pytest.approx(1.0, abs=1e-9))
     high = play(T3, PRIYA, ORDER_1009, SKU_555, SKU_118, PRICES_555, refund("ORD-1009", 99.00))
-    assert high[-1].progress.score == 1.0 and high[-1].reward == pytest.approx(1.0 - 0.60)
+    assert high[-1].progress.score == high[-1].progress.balance == 1.0
 
 
 @pytest.mark.parametrize("task", [T1, T2, T3])
@@ -278,3 +370,6 @@ def test_rewards_sum_to_the_final_score_on_random_episodes(task):
         scores = [o.progress.score for o in outcomes]
         assert all(0.0 <= score <= 1.0 for score in scores)
         assert sum(o.reward for o in outcomes) == pytest.approx(scores[-1], abs=1e-9)
+        table = REWARD_TABLE[task]
+        total = sum(table[name] for o in outcomes for name in o.signals)
+        assert scores[-1] == pytest.approx(max(0.0, total), abs=1e-9)

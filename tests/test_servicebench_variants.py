@@ -187,8 +187,7 @@ def test_stale_price_variants_need_the_price_history():
     assert "root_cause_identified" in history[3].info["reward_signals"]
     env.reset(task_id=3, seed=seed)
     sku = env._spec.order_skus[0]
-    for call in (("user", "/users/lookup", {"user_id": env._spec.customer_id}),
-                 ("order", "/orders/lookup", {"order_id": env._spec.order_id}),
+    for call in (("order", "/orders/lookup", {"order_id": env._spec.order_id}),
                  ("inventory", "/inventory/lookup", {"sku": sku})):
         observation = env.step(ServiceBenchAction(service=call[0], endpoint=call[1], params=call[2]))
     assert observation.info["reward_signals"] == ["base_progress"]  # a list price cannot show staleness
