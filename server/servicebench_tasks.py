@@ -80,6 +80,10 @@ PROMPT_TEMPLATES: Mapping[str, str] = MappingProxyType({
                          "arrived damaged. Verify the order is eligible for return, check the "
                          "item was in the order, process the refund for the damaged item, and "
                          "update the order status to 'returned'.",
+    "return_and_refund_units": "Customer {email} reports that {damaged} of the {quantity} units of "
+                               "item {sku} from order {order_id} arrived damaged. Verify the order is "
+                               "eligible for return, check the item was in the order, process the refund "
+                               "for the damaged {unit_word}, and update the order status to 'returned'.",
     "billing_discrepancy": "Customer {user_id} reports being charged ${charged} for order "
                            "{order_id}, but believes the total should be lower. Investigate the "
                            "discrepancy across all services, identify the root cause, apply the "
@@ -88,6 +92,8 @@ PROMPT_TEMPLATES: Mapping[str, str] = MappingProxyType({
 
 
 def render_prompt(task_id: str, **values: str) -> str:
+    """The prompt from its template (`return_and_refund_units`: a variant's order holds
+    several units of the damaged item, and the prompt says how many arrived damaged)."""
     return PROMPT_TEMPLATES[task_id].format(**values)
 
 
