@@ -21,6 +21,7 @@ This module depends on the services and the task specs only.
 
 from __future__ import annotations
 
+from types import MappingProxyType
 from typing import Any, Mapping, Optional
 
 from services import ServiceState, thaw, to_cents
@@ -28,6 +29,7 @@ from server.servicebench_tasks import TaskSpec
 
 REFUND_TOLERANCE_CENTS = 1
 Report = dict[str, Any]
+_CONTAINERS = (tuple, MappingProxyType)
 
 
 def refund_total_matches(spec: TaskSpec, refunded_cents: int) -> bool:
@@ -49,15 +51,27 @@ def _is_intended(spec: TaskSpec, change: Mapping[str, Any], refunded_cents: int)
     return table == "users" and key == spec.customer_id and field in spec.note_fields
 
 
+def _unchanged(frozen: Any, plain: Any) -> bool:
+    """Whether a frozen world value equals an episode's plain copy of it, cheaply: a mapping
+    proxy compares equal to a dict of the same items, a tuple never to a list, so a tuple is
+    compared item by item, and only a nested difference is confirmed on a thawed copy."""
+    if frozen == plain:
+        return True
+    if frozen.__class__ is tuple and len(frozen) == len(plain) and all(
+            item == other for item, other in zip(frozen, plain)):
+        return True
+    return frozen.__class__ in _CONTAINERS and thaw(frozen) == plain
+
+
 def world_changes(services: ServiceState) -> list[Report]:
     """Every field the episode changed, `{table, key, field, before, after}`, in write order."""
     changes = []
     for table, key, before, after in services.written():
         for field, value in after.items():
-            previous = thaw(before.get(field))
-            if previous != value:
+            previous = before.get(field)
+            if not _unchanged(previous, value):
                 changes.append({"table": table, "key": key, "field": field,
-                                "before": previous, "after": thaw(value)})
+                                "before": thaw(previous), "after": thaw(value)})
     return changes
 
 
@@ -81,8 +95,10 @@ def episode_outcome(spec: TaskSpec, services: ServiceState) -> Report:
     refunded = next((_refunded_cents(change["after"]) - _refunded_cents(change["before"])
                      for change in changes if change["table"] == "orders"
                      and change["key"] == spec.order_id and change["field"] == "refunds"), 0)
-    intended = [change for change in changes if _is_intended(spec, change, refunded)]
-    collateral = [change for change in changes if not _is_intended(spec, change, refunded)]
+    intended: list[Report] = []
+    collateral: list[Report] = []
+    for change in changes:
+        (intended if _is_intended(spec, change, refunded) else collateral).append(change)
     checks = _checks(spec, services, refunded)
     return {"end_state_matches": not collateral and all(check["met"] for check in checks),
             "checks": checks, "intended_changes": intended, "collateral_damage": collateral}
