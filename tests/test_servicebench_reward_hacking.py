@@ -95,7 +95,7 @@ def test_the_strongest_search_cannot_pass_the_ceiling_without_completing(task_id
 
 # ------------------------------------------------------------------ the farms of the issue
 
-@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("seed", (None,) + tuple(range(1, 21)))  # the issue's measurement: 21 of 21 farmed 1.0
 @pytest.mark.parametrize("task_id", TASKS)
 def test_reading_the_same_records_under_other_spellings_is_not_progress(task_id, seed):
     facts = knowledge(task_id, seed)
@@ -182,6 +182,29 @@ def test_destructive_writes_first_always_cost_their_penalties(task_id, seed, cou
         assert state.task_completed and penalties >= 0.05 * count
         assert episode.score <= 1.0 - penalties + 1e-9 and episode.score < 1.0
         assert state.outcome.collateral_damage and not state.outcome.end_state_matches
+
+
+@pytest.mark.parametrize("seed", (None, 1, 2))
+def test_six_destructive_writes_cost_at_least_six_penalties(seed):
+    """The issue's case: six of them cost 0.10 in all, where the table implies at least 0.30."""
+    facts = knowledge("billing_discrepancy", seed)
+    episode = Episode.start("billing_discrepancy", seed).play(facts.destructive()[:6]).finish_with_oracle()
+    audit(episode)
+    state = episode.env.state
+    assert all(record.signals == ["irrelevant_endpoint"] for record in state.call_history[:6])
+    touched = {field for action in facts.destructive()[:6] for field in fields_written(action)}
+    assert state.task_completed
+    assert {(c.table, c.key, c.field) for c in state.outcome.collateral_damage} == touched
+
+
+def fields_written(action) -> list[tuple[str, str, str]]:
+    """The (table, key, field) a successful destructive write changes."""
+    params = action.params
+    return {"/inventory/update-stock": [("products", params.get("sku"), "stock")],
+            "/users/update": [("users", params.get("user_id"), name) for name in params.get("updates", {})],
+            "/orders/update-status": [("orders", params.get("order_id"), "status")],
+            "/orders/process-refund": [("orders", params.get("order_id"), "refunds")]}[action.endpoint]
+    assert episode.score <= 1.0 - 0.30 - 0.10 + 1e-9  # and the efficiency bonus is gone
 
 
 @pytest.mark.parametrize("seed", SEEDS)
