@@ -1,64 +1,21 @@
-"""Reward shaping, one test per row of the seed's reward tables, plus identity, the base-progress
-allowance, outcome rows that follow the world, the penalty carry and sums.
+"""Reward shaping, one test per row of the seed's reward tables, plus call identity and the
+base-progress allowance (outcome rows and the penalty carry: test_servicebench_rewards_outcomes.py).
 
 Calls go through real services (a fresh ServiceState) into the pure `score_call`.
 """
 
 from __future__ import annotations
 
-import random
 from dataclasses import replace
-from typing import Any
 
 import pytest
 
-from services import ENDPOINT_CATALOGUE, ServiceState
+from servicebench_rewards_support import (
+    JANE, JANE_BY_ID, JANES_ORDERS, JOHN, LIST_USERS, NOBODY, ORDER_1005, ORDER_1006, ORDER_1009,
+    PRICES_555, PRIYA, RETURNED, SKU_118, SKU_204, SKU_445, SKU_555, T1, T2, T3, last, play, refund,
+)
 from server.servicebench_reward_table import BASE_ALLOWANCE
-from server.servicebench_rewards import REWARD_TABLE, ApiCall, Progress, StepOutcome, score_call
-from server.servicebench_tasks import TASK_SPECS, TaskSpec
-
-Call = tuple[str, str, str, dict[str, Any]]
-
-JANE: Call = ("user", "/users/lookup", "GET", {"email": "jane.doe@example.com"})
-JANE_BY_ID: Call = ("user", "/users/lookup", "GET", {"user_id": "USR-001"})
-JOHN: Call = ("user", "/users/lookup", "GET", {"email": "john.doe@example.com"})
-NOBODY: Call = ("user", "/users/lookup", "GET", {"email": "nobody@example.com"})
-JANES_ORDERS: Call = ("order", "/orders/by-user", "GET", {"user_id": "USR-001"})
-ORDER_1005: Call = ("order", "/orders/lookup", "GET", {"order_id": "ORD-1005"})
-ORDER_1006: Call = ("order", "/orders/lookup", "GET", {"order_id": "ORD-1006"})
-SKU_445: Call = ("inventory", "/inventory/lookup", "GET", {"sku": "SKU-445"})
-SKU_204: Call = ("inventory", "/inventory/lookup", "GET", {"sku": "SKU-204"})
-RETURNED: Call = ("order", "/orders/update-status", "POST", {"order_id": "ORD-1005", "new_status": "returned"})
-LIST_USERS: Call = ("user", "/users/list", "GET", {})
-PRIYA: Call = ("user", "/users/lookup", "GET", {"user_id": "USR-003"})
-ORDER_1009: Call = ("order", "/orders/lookup", "GET", {"order_id": "ORD-1009"})
-SKU_555: Call = ("inventory", "/inventory/lookup", "GET", {"sku": "SKU-555"})
-SKU_118: Call = ("inventory", "/inventory/lookup", "GET", {"sku": "SKU-118"})
-PRICES_555: Call = ("inventory", "/inventory/price-history", "GET", {"sku": "SKU-555"})
-
-
-def refund(order_id: str, amount: Any, reason: str = "refund") -> Call:
-    return ("order", "/orders/process-refund", "POST",
-            {"order_id": order_id, "amount": amount, "reason": reason})
-
-
-def play(task: str | TaskSpec, *calls: Call) -> list[StepOutcome]:
-    """Score the calls in order against fresh services; return every step's outcome."""
-    spec = TASK_SPECS[task] if isinstance(task, str) else task
-    services, progress, outcomes = ServiceState(), Progress(), []
-    for service, endpoint, method, params in calls:
-        status, body = services.dispatch(service, endpoint, method, params)
-        outcome = score_call(spec, progress, ApiCall.of(service, endpoint, method, params), status, body)
-        progress = outcome.progress
-        outcomes.append(outcome)
-    return outcomes
-
-
-def last(task: str | TaskSpec, *calls: Call) -> StepOutcome:
-    return play(task, *calls)[-1]
-
-
-T1, T2, T3 = "order_status_lookup", "return_and_refund", "billing_discrepancy"
+from server.servicebench_tasks import TASK_SPECS
 
 
 # ---------------------------------------------------------------- shared rows
@@ -77,22 +34,6 @@ def test_duplicate_call_costs_a_tenth_and_earns_nothing_else():
 ])
 def test_the_same_record_under_another_spelling_is_a_duplicate(again):
     assert last(T2, JANE, ORDER_1005, again).signals == ("duplicate_call",)
-
-
-def test_a_user_read_by_email_then_by_id_is_the_same_read():
-    assert last(T2, JANE, JANE_BY_ID).signals == ("duplicate_call",)
-    shouted = ("user", "/users/lookup", "GET", {"email": " JANE.DOE@Example.com"})
-    assert last(T2, JANE_BY_ID, shouted).signals == ("duplicate_call",)
-    assert last(T2, JANE, ("user", "/users/lookup", "GET", {"email": "JANE.DOE@EXAMPLE.COM",
-                                                            "user_id": "usr-001"})).signals == ("duplicate_call",)
-
-
-def test_failed_calls_repeat_under_another_spelling():
-    assert last(T2, NOBODY, ("user", "/users/lookup", "GET", {"email": " NOBODY@example.com"})).signals == (
-        "duplicate_call",)
-    unknown = ("order", "/orders/lookup", "GET", {"order_id": "ORD-0000"})
-    assert last(T2, unknown, ("order", "/orders/lookup", "GET", {"order_id": "ord-0000 "})).signals == (
-        "duplicate_call",)
 
 
 def test_a_write_resent_with_new_wording_is_the_same_write():
@@ -241,23 +182,6 @@ def test_task_two_bonus_needs_five_steps_or_fewer():
     assert outcomes[-1].progress.score == pytest.approx(0.90)
 
 
-def test_a_second_refund_after_the_correct_one_takes_the_refund_back():
-    outcomes = play(T2, JANE, ORDER_1005, SKU_445, refund("ORD-1005", 49.99), refund("ORD-1005", 1, "more"),
-                    RETURNED)
-    assert outcomes[4].signals == ("wrong_refund_amount", "correct_refund_issued_undone")
-    assert outcomes[4].reward == pytest.approx(-0.10 - 0.25)
-    assert outcomes[5].signals == ("status_updated_to_returned",) and not outcomes[5].progress.completed
-    assert outcomes[5].progress.score == pytest.approx(0.05 + 0.30 + 0.10 - 0.10 + 0.20)
-
-
-def test_undoing_the_status_takes_its_row_back():
-    refunded = ("order", "/orders/update-status", "POST", {"order_id": "ORD-1005", "new_status": "refunded"})
-    outcomes = play(T2, JANE, ORDER_1005, RETURNED, refunded, refund("ORD-1005", 49.99))
-    assert outcomes[3].signals == ("irrelevant_endpoint", "status_updated_to_returned_undone")
-    assert outcomes[4].signals == ("correct_refund_issued",) and not outcomes[4].progress.completed
-    assert outcomes[4].progress.score == pytest.approx(0.05 + 0.30 - 0.05 + 0.25)
-
-
 # --------------------------------------------------------------------- task 3
 
 def test_order_data_retrieved():
@@ -303,69 +227,7 @@ def test_correct_adjustment_completes_with_both_bonuses(amount):
     assert outcome.reward == pytest.approx(0.50) and outcome.progress.score == 1.0
 
 
-@pytest.mark.parametrize("amount", [49.50, 39.60, 98.98, 99.02, 148.50])
-def test_a_wrong_refund_then_the_right_amount_over_refunds_and_never_completes(amount):
-    outcomes = play(T3, PRIYA, ORDER_1009, SKU_555, refund("ORD-1009", amount), refund("ORD-1009", 99.00))
-    assert outcomes[3].signals == ("wrong_refund_amount",) and outcomes[3].reward == pytest.approx(-0.15)
-    assert outcomes[4].signals == ("wrong_refund_amount",) and not outcomes[4].progress.completed
-    assert outcomes[4].progress.score == pytest.approx(0.05 + 0.45 - 0.30)
-    assert outcomes[4].progress.refunded_cents == round(amount * 100) + 9900
-
-
-def test_refunds_that_together_total_the_adjustment_complete_without_precision():
-    outcomes = play(T3, PRIYA, ORDER_1009, SKU_555, refund("ORD-1009", 49.50), refund("ORD-1009", 49.50, "rest"))
-    assert outcomes[3].signals == ("wrong_refund_amount",)
-    assert outcomes[4].signals == ("duplicate_call", "correct_adjustment_issued", "completed_within_6_steps")
-    assert outcomes[4].progress.completed and outcomes[4].progress.score == pytest.approx(1.0 - 0.15 - 0.10 - 0.10)
-
-
-def test_a_second_refund_after_the_correct_one_is_a_wrong_amount():
-    outcomes = play(T3, PRIYA, ORDER_1009, SKU_555, refund("ORD-1009", 99.00),
-                    refund("ORD-1009", 1.00, "again"))
-    assert outcomes[-1].signals == ("wrong_refund_amount", "correct_adjustment_issued_undone")
-
-
 def test_task_three_efficiency_bonus_needs_six_steps_or_fewer():
     outcome = last(T3, PRIYA, ORDER_1009, SKU_555, SKU_118, PRICES_555, JANE, refund("ORD-1009", 99.00))
     assert outcome.signals == ("correct_adjustment_issued", "precision_no_wrong_refund")
     assert outcome.progress.score == pytest.approx(0.90)
-
-
-# ------------------------------------------------------- clamping and sums
-
-def test_penalties_at_zero_are_carried_and_repaid_first():
-    low = play(T2, LIST_USERS, LIST_USERS)
-    assert [o.reward for o in low] == [0, 0] and low[-1].progress.score == 0
-    assert low[-1].progress.penalty_balance == pytest.approx(0.15)
-    floor = last(T2, JANE, refund("ORD-1005", 40))
-    assert floor.signals == ("wrong_refund_amount", "refund_before_eligibility")
-    assert floor.reward == pytest.approx(-0.05) and floor.progress.score == 0
-    assert floor.progress.penalty_balance == pytest.approx(0.20)
-    stock = ("inventory", "/inventory/update-stock", "POST", {"sku": "SKU-101", "adjustment": -1})
-    damaged_first = play(T3, stock, stock, *[call for call in (PRIYA, ORDER_1009, SKU_555, refund("ORD-1009", 99))])
-    assert [o.reward for o in damaged_first[:3]] == [0, 0, 0]
-    assert damaged_first[-1].progress.completed and damaged_first[-1].progress.score == pytest.approx(0.85)
-
-
-def test_the_optimum_is_exactly_one_so_the_cap_never_binds():
-    """Gains total 1.0 at most (servicebench_reward_table), so a penalty after the optimum still bites."""
-    high = play(T3, PRIYA, ORDER_1009, SKU_555, SKU_118, PRICES_555, refund("ORD-1009", 99.00))
-    assert high[-1].progress.score == high[-1].progress.balance == 1.0
-
-
-@pytest.mark.parametrize("task", [T1, T2, T3])
-def test_rewards_sum_to_the_final_score_on_random_episodes(task):
-    rng = random.Random(task)
-    pool = [JANE, JANE_BY_ID, JOHN, NOBODY, JANES_ORDERS, ORDER_1005, ORDER_1006, SKU_445, SKU_204,
-            RETURNED, LIST_USERS, PRIYA, ORDER_1009, SKU_555, SKU_118, PRICES_555,
-            refund("ORD-1005", 49.99), refund("ORD-1005", 10), refund("ORD-1009", 99.00),
-            refund("ORD-1009", 49.50)] + [(row["service"], row["endpoint"], row["method"], {})
-                                          for row in ENDPOINT_CATALOGUE]
-    for _ in range(200):
-        outcomes = play(task, *(rng.choice(pool) for _ in range(rng.randint(1, 15))))
-        scores = [o.progress.score for o in outcomes]
-        assert all(0.0 <= score <= 1.0 for score in scores)
-        assert sum(o.reward for o in outcomes) == pytest.approx(scores[-1], abs=1e-9)
-        table = REWARD_TABLE[task]
-        total = sum(table[name] for o in outcomes for name in o.signals)
-        assert scores[-1] == pytest.approx(max(0.0, total), abs=1e-9)
