@@ -166,10 +166,55 @@ class CallRecord(BaseModel):
     signals: list[str] = Field(description="Reward-table rows this call triggered.")
 
 
+class WorldChange(BaseModel):
+    """One field of one record that the episode changed: before -> after."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    table: str = Field(description='"users" | "orders" | "products"')
+    key: str = Field(description="The record's id (user id, order id or SKU).")
+    field: str
+    before: Any = Field(description="The value at reset (null: the field did not exist).")
+    after: Any
+
+
+class OutcomeCheck(BaseModel):
+    """One write the task intends, compared with the world as it stands."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(description='"refunded_in_episode" or "status"')
+    record: str = Field(description='Which record, e.g. "orders/ORD-1009".')
+    expected: Any
+    actual: Any
+    met: bool
+
+
+class EpisodeOutcome(BaseModel):
+    """The final-state check: the world against the task's expected end state.
+
+    The expected end state is the reset world plus exactly the task's intended writes;
+    every other change is collateral damage.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    end_state_matches: bool = Field(
+        default=True, description="Every check met and no collateral damage.")
+    checks: list[OutcomeCheck] = Field(default_factory=list)
+    intended_changes: list[WorldChange] = Field(default_factory=list)
+    collateral_damage: list[WorldChange] = Field(
+        default_factory=list, description="Every change the task does not intend.")
+
+
 class ServiceBenchState(EpisodeState):
     task_description: str = ""
     task_completed: bool = False
     milestones: list[str] = Field(default_factory=list)
+    penalty_balance: float = Field(
+        default=0.0, description="Penalties taken while the score was 0, still to be repaid "
+                                 "by later gains before the score rises again.")
+    outcome: EpisodeOutcome = Field(default_factory=EpisodeOutcome)
     call_history: list[CallRecord] = Field(default_factory=list)
 
 

@@ -32,6 +32,8 @@ USER_ID = re.compile(r"\bUSR-\d+\b")
 ORDER_ID = re.compile(r"\bORD-\d+\b")
 SKU = re.compile(r"\bSKU-\d+\b")
 TARGET_STATUS = re.compile(r"status to '([a-z_]+)'")
+DAMAGED_UNITS = re.compile(r"\b(\d+) of the \d+ units\b")
+"""How many units arrived damaged, when the prompt says (otherwise the one item)."""
 CENT = Decimal("0.01")
 SUBJECTS = ("email", "user_id", "order_id", "sku")
 """The parameter naming what a call is about, in the order looked for."""
@@ -139,10 +141,12 @@ def _return_and_refund(case: Case) -> Optional[ServiceBenchAction]:
         return None
     if sku not in case.products:
         return _call("inventory", "/inventory/lookup", sku=sku)
-    amount = _money(item["unit_price"])
+    damaged = DAMAGED_UNITS.search(case.description)
+    units = int(damaged.group(1)) if damaged else 1
+    amount = _money(item["unit_price"]) * units
     if amount not in case.refunds.values():
-        reason = (f"{case.products[sku]['name']} ({sku}) arrived damaged; refunding one unit at the "
-                  f"price charged on {case.order_id}")
+        reason = (f"{case.products[sku]['name']} ({sku}) arrived damaged; refunding {units} "
+                  f"unit{'s' if units > 1 else ''} at the price charged on {case.order_id}")
         return _refund(case, amount, reason)
     target = _find(TARGET_STATUS, case.description)
     if case.status != target:

@@ -10,7 +10,9 @@ Observation shape of `api_response` (one shape for every call):
 * failure: ``{"status_code": 400|404|405|409, "error": "what was wrong"}``, with
   ``success: false`` and the same text in ``error_message``.
 The first observation (after reset) has ``api_response == {}``: no call was made yet.
-``info["reward_signals"]`` lists the reward-table rows the last call triggered.
+``info["reward_signals"]`` lists the reward-table rows the last call triggered; the
+final observation's ``info["outcome"]`` is the end-state check of
+server/servicebench_outcome.py (also in the state at any time, as ``outcome``).
 
 Variants: `reset(task_id)` or `reset(task_id, seed=0)` plays the canonical task of the
 seed documents; any other seed plays a generated variant of the task (its own users,
@@ -28,10 +30,13 @@ from types import MappingProxyType
 from typing import Any, Mapping, Optional
 
 from services import ENDPOINT_CATALOGUE, ServiceState
-from models import CallRecord, ServiceBenchAction, ServiceBenchObservation, ServiceBenchState, TaskCard
+from models import (
+    CallRecord, EpisodeOutcome, ServiceBenchAction, ServiceBenchObservation, ServiceBenchState, TaskCard,
+)
 from server.episode import EpisodeEnvironment, ObservationFields
 from server.seeds import is_canonical
 from server.servicebench_proof import prove
+from server.servicebench_outcome import episode_outcome
 from server.servicebench_registry import ProvenVariants
 from server.servicebench_rewards import ApiCall, Progress, score_call
 from server.servicebench_tasks import ENV_NAME, TASK_CARDS, TASK_SPECS, TaskSpec
@@ -128,13 +133,17 @@ class ServiceBenchEnvironment(
         self._progress = outcome.progress
         self._calls.append((self.step_count, call, status, outcome.reward, outcome.signals))
         failed = status >= 400
+        done = outcome.progress.completed or self.step_count >= self._spec.card.max_steps
+        info: dict[str, Any] = {"reward_signals": list(outcome.signals)}
+        if done:  # the final observation reports the end state (computed once, here)
+            info["outcome"] = episode_outcome(self._spec, self._services)
         return self._observation_fields(
             api_response=api_response(status, body),
             success=not failed,
             error_message=body.get("error") if failed else None,
             reward=outcome.reward,
-            done=outcome.progress.completed,
-            info={"reward_signals": list(outcome.signals)},
+            done=done,
+            info=info,
         )
 
     @property
@@ -151,6 +160,9 @@ class ServiceBenchEnvironment(
             task_description=self._spec.card.description if self._spec else "",
             task_completed=self._progress.completed,
             milestones=list(self._progress.milestones),
+            penalty_balance=self._progress.penalty_balance,
+            outcome=EpisodeOutcome.model_validate(episode_outcome(self._spec, self._services))
+            if self._spec else EpisodeOutcome(),
             call_history=history,
         )
 

@@ -25,7 +25,7 @@ from services import World
 from server.servicebench_world import cents, price_on
 
 CORRECT_READING: Mapping[str, str] = MappingProxyType({
-    "damaged_item": "unit_price_charged",
+    "damaged_item": "damaged_units_charged",
     "coupon_added_percent_of_list": "percent_of_list_twice",
     "coupon_added_percent_of_sale": "percent_of_sale_twice",
     "coupon_added_flat": "flat_twice",
@@ -44,8 +44,8 @@ def _lines(world: World, order: Mapping[str, Any]) -> list[tuple[Mapping[str, An
     return [(products[item["sku"]], item["quantity"], cents(item["unit_price"])) for item in order["items"]]
 
 
-def damaged_item_readings(world: World, order_id: str, sku: str) -> dict[str, int]:
-    """Refund one damaged unit: at the price charged, today's price, the line, the order..."""
+def damaged_item_readings(world: World, order_id: str, sku: str, damaged: int = 1) -> dict[str, int]:
+    """Refund the `damaged` units: at the price charged, today's price, one unit, the line, the order..."""
     order = world.tables["orders"][order_id]
     lines = _lines(world, order)
     readings = {}
@@ -55,9 +55,13 @@ def damaged_item_readings(world: World, order_id: str, sku: str) -> dict[str, in
         if product["sku"] != sku:
             readings[f"other_item_{product['sku']}"] = unit
             continue
-        readings["unit_price_charged"] = unit
-        readings["list_price_now"] = cents(product["price"])
-        if quantity > 1:
+        list_price = cents(product["price"])
+        readings["damaged_units_charged"] = damaged * unit
+        readings["list_price_now"] = list_price
+        if damaged > 1:
+            readings["one_unit_charged"] = unit
+            readings["damaged_units_at_list_price"] = damaged * list_price
+        if quantity > damaged:
             readings["whole_line"] = quantity * unit
     return readings
 
@@ -115,9 +119,13 @@ def billing_readings(world: World, order_id: str) -> dict[str, int]:
     return readings
 
 
-def readings_for(world: World, family: str, order_id: str, sku: str | None = None) -> Readings:
-    """The right reading of this family and the positive wrong ones, by name."""
-    found = (damaged_item_readings(world, order_id, sku or "") if family == "damaged_item"
+def readings_for(world: World, family: str, order_id: str, sku: str | None = None,
+                 damaged: int = 1) -> Readings:
+    """The right reading of this family and the positive wrong ones, by name.
+
+    `damaged`: how many units of `sku` the prompt says arrived damaged (damaged_item).
+    """
+    found = (damaged_item_readings(world, order_id, sku or "", damaged) if family == "damaged_item"
              else billing_readings(world, order_id))
     right = CORRECT_READING[family]
     if right not in found:

@@ -9,14 +9,15 @@ values. The canonical amounts a grader checks (the damaged item's price, the
 overbilled amount) are *derived* from the shared seed data here, never typed in.
 
 Endpoints relevant to each task (any other endpoint earns the -0.05 irrelevant-
-endpoint penalty; a write to any other order or user, or to another status, too):
+endpoint penalty; a write to any other order or user, to another status, or to a
+user field other than the task's `note_fields`, too):
 
 =============================  ======  ======  ======
 endpoint                       task 1  task 2  task 3
 =============================  ======  ======  ======
 user  /users/lookup            yes     yes     yes
 user  /users/list              -       -       -
-user  /users/update            -       -       yes (the customer: documenting the case)
+user  /users/update            -       -       yes (the customer's notes only)
 order /orders/lookup           yes     yes     yes
 order /orders/by-user          yes     yes     yes
 order /orders/update-status    -       yes (the order, to 'returned')  -
@@ -67,6 +68,9 @@ class TaskSpec:
     """Order fields (non-empty) whose lookup earns task 3's order_data_retrieved."""
     price_evidence: tuple[str, ...] = ("/inventory/lookup",)
     """Inventory endpoints whose answer about an order SKU earns inventory_prices_verified."""
+    note_fields: tuple[str, ...] = ()
+    """Fields of the customer's record the task lets the agent write (task 3: `notes`, to
+    document the case). Any other user field, or another user, is collateral damage."""
 
 
 PROMPT_TEMPLATES: Mapping[str, str] = MappingProxyType({
@@ -76,6 +80,10 @@ PROMPT_TEMPLATES: Mapping[str, str] = MappingProxyType({
                          "arrived damaged. Verify the order is eligible for return, check the "
                          "item was in the order, process the refund for the damaged item, and "
                          "update the order status to 'returned'.",
+    "return_and_refund_units": "Customer {email} reports that {damaged} of the {quantity} units of "
+                               "item {sku} from order {order_id} arrived damaged. Verify the order is "
+                               "eligible for return, check the item was in the order, process the refund "
+                               "for the damaged {unit_word}, and update the order status to 'returned'.",
     "billing_discrepancy": "Customer {user_id} reports being charged ${charged} for order "
                            "{order_id}, but believes the total should be lower. Investigate the "
                            "discrepancy across all services, identify the root cause, apply the "
@@ -84,6 +92,8 @@ PROMPT_TEMPLATES: Mapping[str, str] = MappingProxyType({
 
 
 def render_prompt(task_id: str, **values: str) -> str:
+    """The prompt from its template (`return_and_refund_units`: a variant's order holds
+    several units of the damaged item, and the prompt says how many arrived damaged)."""
     return PROMPT_TEMPLATES[task_id].format(**values)
 
 
@@ -161,6 +171,7 @@ BILLING_DISCREPANCY = TaskSpec(
         ("order", "/orders/process-refund"), ("user", "/users/update")),
     completion=("correct_adjustment_issued",),
     refund_amount=overbilled_amount("ORD-1009"),
+    note_fields=("notes",),
 )
 
 TASK_SPECS: Mapping[str, TaskSpec] = MappingProxyType({

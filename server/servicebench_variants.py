@@ -11,8 +11,10 @@ Families (how the situation arises):
   status, next to a second order of the same customer with another status.
 * return_and_refund / ``damaged_item``: an eligible, delivered order whose damaged
   item was charged a price that differs from today's list price (a later price
-  change or a sale), maybe bought twice; the customer's older, no-longer-eligible
-  order of the same item and a household member's order of it sit alongside.
+  change or a sale), maybe bought two or three times: then the prompt says how many
+  of the units arrived damaged (one, some or all) and the refund is for exactly
+  those; the customer's older, no-longer-eligible order of the same item and a
+  household member's order of it sit alongside.
 * billing_discrepancy: ``coupon_added_percent_of_list`` (the canonical error: a percent
   of the InventoryService list price added instead of deducted), ``coupon_added_flat``
   (a flat coupon added), ``coupon_added_percent_of_sale`` (a percent of the sale price
@@ -73,6 +75,8 @@ class Plan:
     order: dict[str, Any]
     refund_cents: Optional[int] = None
     item_sku: Optional[str] = None
+    damaged_units: Optional[int] = None
+    """Units of `item_sku` the prompt says arrived damaged (None: the order holds one)."""
     hidden_cents: tuple[int, ...] = ()
     evidence: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     """TaskSpec fields the family overrides (task 3's evidence for a stale price)."""
@@ -136,7 +140,9 @@ def _damaged_item(draft: WorldDraft) -> Plan:
                         then + rng.choice((-1, 1)) * rng.randint(2, 10) * 100))
     draft.set_history(item, changes)
     unit = price_on(item, placed) * (rng.randint(80, 92) if on_sale else 100) // 100
-    lines = [(item, rng.choice((1, 1, 2)), unit)]
+    quantity = rng.choice((1, 1, 2, 3))
+    damaged = rng.randint(1, quantity)
+    lines = [(item, quantity, unit)]
     if rng.random() < 0.75:
         lines.append((other, 1, price_on(other, placed)))
     rng.shuffle(lines)
@@ -146,7 +152,8 @@ def _damaged_item(draft: WorldDraft) -> Plan:
     near = random_day(rng, placed - timedelta(days=20), TODAY - timedelta(days=2))
     draft.add_order(household, [(item, 2, price_on(item, near))], near, "delivered")
     _surround(draft, others + [customer] * rng.choice((0, 1)), _side_coupon(draft, rest))
-    return Plan("damaged_item", customer, order, refund_cents=unit, item_sku=item["sku"])
+    return Plan("damaged_item", customer, order, refund_cents=damaged * unit, item_sku=item["sku"],
+                damaged_units=damaged if quantity > 1 else None)
 
 
 def _exact_percent(price: int, quantity: int, percent: int, step: int) -> int:
@@ -233,7 +240,13 @@ def _prompt(task_id: str, plan: Plan) -> tuple[str, tuple[str, ...]]:
                                     "order_id": order["order_id"]},
               "billing_discrepancy": {"user_id": customer["user_id"], "order_id": order["order_id"],
                                       "charged": money_text(order["total_charged"])}}[task_id]
-    return render_prompt(task_id, **values), tuple(values.values())
+    template = task_id
+    if plan.damaged_units is not None:  # several units of the item: say how many arrived damaged
+        template = "return_and_refund_units"
+        quantity = next(item["quantity"] for item in order["items"] if item["sku"] == plan.item_sku)
+        values.update(damaged=str(plan.damaged_units), quantity=str(quantity),
+                      unit_word="unit" if plan.damaged_units == 1 else "units")
+    return render_prompt(template, **values), tuple(values.values())
 
 
 def build_variant(task_id: str, seed: int, attempt: int = 0) -> Variant:
@@ -251,7 +264,7 @@ def build_variant(task_id: str, seed: int, attempt: int = 0) -> Variant:
         item_sku=plan.item_sku if canonical.item_sku else None,
         refund_amount=dollars(plan.refund_cents) if plan.refund_cents is not None else None,
         **plan.evidence)
-    readings = (readings_for(world, plan.family, order["order_id"], plan.item_sku)
+    readings = (readings_for(world, plan.family, order["order_id"], plan.item_sku, plan.damaged_units or 1)
                 if plan.refund_cents is not None else None)
     return Variant(task_id, seed, attempt, plan.family, world, spec, mentions, readings, plan.hidden_cents)
 

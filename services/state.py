@@ -10,7 +10,7 @@ imports the catalogue (and through it the services), never the other way round.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any, Optional
 
 from services.catalogue import resolve_route
@@ -57,6 +57,16 @@ class ServiceState:
         if key not in records:
             records[key] = thaw(self._world.tables[table][key])
         return records[key]
+
+    def written(self) -> Iterator[tuple[str, str, Mapping[str, Any], Mapping[str, Any]]]:
+        """`(table, key, before, after)` for every record this episode wrote.
+
+        `before` is the shared world's record, `after` this episode's copy: what the
+        episode changed, read straight off the overlay (nothing is tracked per step).
+        """
+        for table, records in (self._overlay or {}).items():
+            for key, after in records.items():
+                yield table, key, self._world.tables[table][key], after
 
     def find_user_id_by_email(self, email: str) -> Optional[str]:
         """The user whose current email this is, honouring this episode's email updates."""

@@ -12,7 +12,7 @@ from services import ServiceState
 from models import ServiceBenchAction, ServiceBenchObservation
 from policies.servicebench_oracle import next_action
 from server.servicebench_environment import ServiceBenchEnvironment, api_response
-from server.servicebench_tasks import TASK_SPECS
+from server.servicebench_tasks import TASK_SPECS, render_prompt
 
 OPTIMAL_CALLS = {"order_status_lookup": 2, "return_and_refund": 5, "billing_discrepancy": 4}
 
@@ -65,6 +65,17 @@ def test_oracle_reads_identifiers_and_amounts_instead_of_knowing_them():
                                              "/orders/process-refund", "/orders/update-status"]
     assert actions[0].params == {"email": "jane.doerr@example.com"}
     assert actions[3].params["order_id"] == "ORD-1016" and actions[3].params["amount"] == 49.99
+
+
+@pytest.mark.parametrize("damaged, amount", [(1, 49.99), (2, 99.98)])
+def test_oracle_refunds_the_units_the_prompt_says_arrived_damaged(damaged, amount):
+    """ORD-1006 holds two units of SKU-445: the refund is for the damaged ones only."""
+    prompt = render_prompt("return_and_refund_units", email="john.doe@example.com", damaged=str(damaged),
+                           quantity="2", sku="SKU-445", order_id="ORD-1006",
+                           unit_word="unit" if damaged == 1 else "units")
+    actions = drive("return_and_refund", prompt)
+    assert [a.endpoint for a in actions][-2:] == ["/orders/process-refund", "/orders/update-status"]
+    assert actions[-2].params["amount"] == amount and actions[-2].params["order_id"] == "ORD-1006"
 
 
 def test_oracle_stops_when_the_order_is_not_the_customers_or_not_eligible():

@@ -1,62 +1,21 @@
-"""Reward shaping, one test per row of the seed's reward tables, plus clamping and sums.
+"""Reward shaping, one test per row of the seed's reward tables, plus call identity and the
+base-progress allowance (outcome rows and the penalty carry: test_servicebench_rewards_outcomes.py).
 
 Calls go through real services (a fresh ServiceState) into the pure `score_call`.
 """
 
 from __future__ import annotations
 
-import random
 from dataclasses import replace
-from typing import Any
 
 import pytest
 
-from services import ENDPOINT_CATALOGUE, ServiceState
-from server.servicebench_rewards import ApiCall, Progress, StepOutcome, score_call
-from server.servicebench_tasks import TASK_SPECS, TaskSpec
-
-Call = tuple[str, str, str, dict[str, Any]]
-
-JANE: Call = ("user", "/users/lookup", "GET", {"email": "jane.doe@example.com"})
-JANE_BY_ID: Call = ("user", "/users/lookup", "GET", {"user_id": "USR-001"})
-JOHN: Call = ("user", "/users/lookup", "GET", {"email": "john.doe@example.com"})
-NOBODY: Call = ("user", "/users/lookup", "GET", {"email": "nobody@example.com"})
-JANES_ORDERS: Call = ("order", "/orders/by-user", "GET", {"user_id": "USR-001"})
-ORDER_1005: Call = ("order", "/orders/lookup", "GET", {"order_id": "ORD-1005"})
-ORDER_1006: Call = ("order", "/orders/lookup", "GET", {"order_id": "ORD-1006"})
-SKU_445: Call = ("inventory", "/inventory/lookup", "GET", {"sku": "SKU-445"})
-SKU_204: Call = ("inventory", "/inventory/lookup", "GET", {"sku": "SKU-204"})
-RETURNED: Call = ("order", "/orders/update-status", "POST", {"order_id": "ORD-1005", "new_status": "returned"})
-LIST_USERS: Call = ("user", "/users/list", "GET", {})
-PRIYA: Call = ("user", "/users/lookup", "GET", {"user_id": "USR-003"})
-ORDER_1009: Call = ("order", "/orders/lookup", "GET", {"order_id": "ORD-1009"})
-SKU_555: Call = ("inventory", "/inventory/lookup", "GET", {"sku": "SKU-555"})
-SKU_118: Call = ("inventory", "/inventory/lookup", "GET", {"sku": "SKU-118"})
-PRICES_555: Call = ("inventory", "/inventory/price-history", "GET", {"sku": "SKU-555"})
-
-
-def refund(order_id: str, amount: Any, reason: str = "refund") -> Call:
-    return ("order", "/orders/process-refund", "POST",
-            {"order_id": order_id, "amount": amount, "reason": reason})
-
-
-def play(task: str | TaskSpec, *calls: Call) -> list[StepOutcome]:
-    """Score the calls in order against fresh services; return every step's outcome."""
-    spec = TASK_SPECS[task] if isinstance(task, str) else task
-    services, progress, outcomes = ServiceState(), Progress(), []
-    for service, endpoint, method, params in calls:
-        status, body = services.dispatch(service, endpoint, method, params)
-        outcome = score_call(spec, progress, ApiCall.of(service, endpoint, method, params), status, body)
-        progress = outcome.progress
-        outcomes.append(outcome)
-    return outcomes
-
-
-def last(task: str | TaskSpec, *calls: Call) -> StepOutcome:
-    return play(task, *calls)[-1]
-
-
-T1, T2, T3 = "order_status_lookup", "return_and_refund", "billing_discrepancy"
+from servicebench_rewards_support import (
+    JANE, JANE_BY_ID, JANES_ORDERS, JOHN, LIST_USERS, NOBODY, ORDER_1005, ORDER_1006, ORDER_1009,
+    PRICES_555, PRIYA, RETURNED, SKU_118, SKU_204, SKU_445, SKU_555, T1, T2, T3, last, play, refund,
+)
+from server.servicebench_reward_table import BASE_ALLOWANCE
+from server.servicebench_tasks import TASK_SPECS
 
 
 # ---------------------------------------------------------------- shared rows
@@ -66,7 +25,24 @@ def test_duplicate_call_costs_a_tenth_and_earns_nothing_else():
     assert outcome.signals == ("duplicate_call",) and outcome.reward == pytest.approx(-0.10)
     failed_twice = last(T2, JANE, ORDER_1005, NOBODY, NOBODY)
     assert failed_twice.signals == ("duplicate_call",)
-    assert last(T2, JANE, ORDER_1005, JANE_BY_ID).signals == ("base_progress",)
+
+
+@pytest.mark.parametrize("again", [
+    ("order", "/orders/lookup", "GET", {"order_id": "ord-1005"}),
+    ("order", "/orders/lookup", "GET", {"order_id": " ORD-1005 "}),
+    ("Order", "orders/lookup", "get", {"order_id": "Ord-1005"}),
+])
+def test_the_same_record_under_another_spelling_is_a_duplicate(again):
+    assert last(T2, JANE, ORDER_1005, again).signals == ("duplicate_call",)
+
+
+def test_a_write_resent_with_new_wording_is_the_same_write():
+    note = ("user", "/users/update", "POST", {"user_id": "USR-003", "updates": {"notes": "SAVE20 added"}})
+    reworded = ("user", "/users/update", "POST", {"user_id": "usr-003", "updates": {"notes": "coupon error"}})
+    assert [o.signals for o in play(T3, ORDER_1009, note, reworded)[1:]] == [
+        ("base_progress",), ("duplicate_call",)]
+    outcomes = play(T2, JANE, ORDER_1005, refund("ORD-1005", 10, "first"), refund("ord-1005", "10.00", "again"))
+    assert outcomes[-1].signals[0] == "duplicate_call"
 
 
 def test_irrelevant_endpoint_costs_five_hundredths():
@@ -84,7 +60,18 @@ def test_writes_about_other_orders_or_statuses_are_irrelevant():
     notes = ("user", "/users/update", "POST", {"user_id": "USR-002", "updates": {"notes": "x"}})
     assert last(T3, PRIYA, ORDER_1009, notes).signals == ("irrelevant_endpoint",)
     own_notes = ("user", "/users/update", "POST", {"user_id": "USR-003", "updates": {"notes": "SAVE20"}})
-    assert last(T3, PRIYA, ORDER_1009, own_notes).signals == ("base_progress",)
+    assert last(T3, ORDER_1009, own_notes).signals == ("base_progress",)
+    assert last(T2, JANE, own_notes).signals == ("irrelevant_endpoint",)  # only task 3 documents
+
+
+@pytest.mark.parametrize("updates", [
+    {"email": "someone.else@example.com"}, {"name": "P. Raman"}, {"phone": "+1-408-555-0000"},
+    {"address": "1 Main St"}, {"notes": "SAVE20 added", "email": "priya@example.org"},
+])
+def test_task_three_pays_the_customers_notes_only(updates):
+    """Identity and contact fields are collateral damage, even with a note beside them."""
+    hijack = ("user", "/users/update", "POST", {"user_id": "USR-003", "updates": updates})
+    assert last(T3, ORDER_1009, hijack).signals == ("irrelevant_endpoint",)
 
 
 def test_failed_or_off_target_reads_earn_nothing():
@@ -105,9 +92,18 @@ def test_first_correct_call_is_paid_once_in_task_one():
 def test_base_progress_for_unique_relevant_calls_without_milestone():
     assert last(T2, JANE).signals == ("base_progress",) and last(T2, JANE).reward == pytest.approx(0.05)
     assert last(T3, PRIYA).signals == ("base_progress",)
-    assert last(T2, JANE, ORDER_1005, SKU_204).signals == ("base_progress",)
-    assert last(T3, PRIYA, ORDER_1009, SKU_555, PRICES_555).signals == ("base_progress",)
-    assert last(T1, JANE, JANE_BY_ID).signals == ()
+    assert last(T2, ORDER_1005, SKU_204).signals == ("base_progress",)
+    assert last(T3, ORDER_1009, SKU_555, PRICES_555).signals == ("base_progress",)
+    assert last(T1, JANE, JANES_ORDERS).signals == ("order_status_retrieved", "completed_within_2_steps")
+
+
+def test_base_progress_is_paid_from_the_tables_slack_once():
+    """0.05 is what the optimal paths leave for calls that reach no milestone: one such call."""
+    assert BASE_ALLOWANCE == {T1: 0.0, T2: 0.05, T3: 0.05}
+    outcomes = play(T2, JANE, JANES_ORDERS, SKU_204, ("inventory", "/inventory/price-history", "GET",
+                                                      {"sku": "SKU-445"}))
+    assert [o.signals for o in outcomes] == [("base_progress",), (), (), ()]
+    assert outcomes[-1].progress.score == pytest.approx(0.05)
 
 
 # --------------------------------------------------------------------- task 1
@@ -129,8 +125,8 @@ def test_task_one_bonus_depends_on_steps():
     three = play(T1, NOBODY, JANE, ORDER_1005)
     assert three[-1].signals == ("order_status_retrieved", "completed_in_3_steps")
     assert three[-1].progress.score == pytest.approx(0.15 + 0.30 + 0.45 + 0.05)
-    four = last(T1, NOBODY, JANE, JANE_BY_ID, ORDER_1005)
-    assert four.signals == ("order_status_retrieved",) and four.progress.score == pytest.approx(0.90)
+    four = last(T1, NOBODY, JANE, LIST_USERS, ORDER_1005)
+    assert four.signals == ("order_status_retrieved",) and four.progress.score == pytest.approx(0.85)
     direct = last(T1, ORDER_1005)
     assert direct.signals == ("order_status_retrieved", "first_correct_call", "completed_within_2_steps")
 
@@ -182,8 +178,8 @@ def test_wrong_refund_amount_task_two(amount):
 
 def test_task_two_bonus_needs_five_steps_or_fewer():
     outcomes = play(T2, JANE, ORDER_1005, SKU_445, SKU_204, refund("ORD-1005", 49.99), RETURNED)
-    assert outcomes[-1].signals == ("status_updated_to_returned",)
-    assert outcomes[-1].progress.score == pytest.approx(0.95)
+    assert outcomes[3].signals == () and outcomes[-1].signals == ("status_updated_to_returned",)
+    assert outcomes[-1].progress.score == pytest.approx(0.90)
 
 
 # --------------------------------------------------------------------- task 3
@@ -193,7 +189,7 @@ def test_order_data_retrieved():
     assert outcome.signals == ("order_data_retrieved",) and outcome.reward == pytest.approx(0.10)
     no_coupon = replace(TASK_SPECS[T3], order_id="ORD-1004")
     order_1004 = ("order", "/orders/lookup", "GET", {"order_id": "ORD-1004"})
-    assert last(no_coupon, PRIYA, order_1004).signals == ("base_progress",)
+    assert last(no_coupon, order_1004).signals == ("base_progress",)
 
 
 @pytest.mark.parametrize("inventory_call", [SKU_555, SKU_118])
@@ -211,8 +207,8 @@ def test_evidence_rows_follow_the_spec_for_a_stale_price_error():
     history_310 = ("inventory", "/inventory/price-history", "GET", {"sku": "SKU-310"})
     outcomes = play(stale, PRIYA, order_1004, lookup_310, history_310)
     assert [o.signals for o in outcomes[1:]] == [
-        ("order_data_retrieved",), ("base_progress",), ("inventory_prices_verified", "root_cause_identified")]
-    assert last(T3, PRIYA, ORDER_1009, PRICES_555).signals == ("base_progress",)  # canonical: lookup only
+        ("order_data_retrieved",), (), ("inventory_prices_verified", "root_cause_identified")]
+    assert last(T3, ORDER_1009, PRICES_555).signals == ("base_progress",)  # canonical: lookup only
 
 
 @pytest.mark.parametrize("calls", [(ORDER_1009, SKU_555), (SKU_555, ORDER_1009)])
@@ -231,50 +227,7 @@ def test_correct_adjustment_completes_with_both_bonuses(amount):
     assert outcome.reward == pytest.approx(0.50) and outcome.progress.score == 1.0
 
 
-@pytest.mark.parametrize("amount", [49.50, 39.60, 98.98, 247.50])
-def test_wrong_refund_amount_task_three_loses_precision(amount):
-    outcomes = play(T3, PRIYA, ORDER_1009, SKU_555, refund("ORD-1009", amount), refund("ORD-1009", 99.00))
-    assert outcomes[3].signals == ("wrong_refund_amount",) and outcomes[3].reward == pytest.approx(-0.15)
-    if amount + 99.00 <= 247.50:
-        assert outcomes[4].signals == ("correct_adjustment_issued", "completed_within_6_steps")
-        assert outcomes[4].progress.score == pytest.approx(1.0 - 0.15 - 0.10)
-    else:
-        assert outcomes[4].signals == () and not outcomes[4].progress.completed
-
-
-def test_a_second_refund_after_the_correct_one_is_a_wrong_amount():
-    outcomes = play(T3, PRIYA, ORDER_1009, SKU_555, refund("ORD-1009", 99.00),
-                    refund("ORD-1009", 99.00, "again"))
-    assert outcomes[-1].signals == ("wrong_refund_amount",)
-
-
 def test_task_three_efficiency_bonus_needs_six_steps_or_fewer():
     outcome = last(T3, PRIYA, ORDER_1009, SKU_555, SKU_118, PRICES_555, JANE, refund("ORD-1009", 99.00))
     assert outcome.signals == ("correct_adjustment_issued", "precision_no_wrong_refund")
-
-
-# ------------------------------------------------------- clamping and sums
-
-def test_score_is_clamped_at_zero_and_one():
-    low = play(T2, LIST_USERS, LIST_USERS)
-    assert [o.reward for o in low] == [0, 0] and low[-1].progress.score == 0
-    floor = last(T2, JANE, refund("ORD-1005", 40))
-    assert floor.signals == ("wrong_refund_amount", "refund_before_eligibility")
-    assert floor.reward == pytest.approx(-0.05) and floor.progress.score == 0
-    high = play(T3, PRIYA, ORDER_1009, SKU_555, SKU_118, PRICES_555, refund("ORD-1009", 99.00))
-    assert high[-1].progress.score == 1.0 and high[-1].reward == pytest.approx(1.0 - 0.60)
-
-
-@pytest.mark.parametrize("task", [T1, T2, T3])
-def test_rewards_sum_to_the_final_score_on_random_episodes(task):
-    rng = random.Random(task)
-    pool = [JANE, JANE_BY_ID, JOHN, NOBODY, JANES_ORDERS, ORDER_1005, ORDER_1006, SKU_445, SKU_204,
-            RETURNED, LIST_USERS, PRIYA, ORDER_1009, SKU_555, SKU_118, PRICES_555,
-            refund("ORD-1005", 49.99), refund("ORD-1005", 10), refund("ORD-1009", 99.00),
-            refund("ORD-1009", 49.50)] + [(row["service"], row["endpoint"], row["method"], {})
-                                          for row in ENDPOINT_CATALOGUE]
-    for _ in range(200):
-        outcomes = play(task, *(rng.choice(pool) for _ in range(rng.randint(1, 15))))
-        scores = [o.progress.score for o in outcomes]
-        assert all(0.0 <= score <= 1.0 for score in scores)
-        assert sum(o.reward for o in outcomes) == pytest.approx(scores[-1], abs=1e-9)
+    assert outcome.progress.score == pytest.approx(0.90)

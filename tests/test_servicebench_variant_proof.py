@@ -46,6 +46,25 @@ def test_proof_rejects_a_grader_amount_that_disagrees_with_the_data():
         proven(replace(variant, spec=wrong_spec))
 
 
+@pytest.mark.parametrize("damaged, quantity", [(1, 2), (2, 3), (3, 3)])
+def test_several_units_the_prompt_counts_are_refunded_and_every_other_count_is_wrong(damaged, quantity):
+    variant = next(v for v in (VARIANTS.get("return_and_refund", seed) for seed in range(1, 300))
+                   if f"{damaged} of the {quantity} units" in v.spec.card.description)
+    order = variant.world.tables["orders"][variant.spec.order_id]
+    unit = next(to_cents(item["unit_price"]) for item in order["items"] if item["sku"] == variant.spec.item_sku)
+    assert to_cents(proven(variant)) == damaged * unit == variant.readings.correct
+    wrong = variant.readings.wrong
+    assert (wrong.get("one_unit_charged") == unit) is (damaged > 1)
+    assert (wrong.get("whole_line") == quantity * unit) is (damaged < quantity)
+    run = play_oracle(variant, ServiceBenchEnvironment())
+    for count in range(1, quantity + 1):  # every other count of units is graded wrong
+        assert _graded_wrong(run.before_refund, run.refund, count * unit / 100) is (count != damaged)
+    one_unit_spec = replace(variant.spec, refund_amount=unit / 100)
+    if damaged > 1:
+        with pytest.raises(VariantRejected):
+            proven(replace(variant, spec=one_unit_spec))
+
+
 def test_proof_rejects_a_second_correct_amount():
     variant = first_variant("return_and_refund", "damaged_item")
     correct = variant.readings.correct

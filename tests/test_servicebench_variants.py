@@ -66,6 +66,7 @@ def amounts_stated(history) -> tuple[set[int], str]:
 @pytest.mark.parametrize("task_id", TASKS)
 def test_sweep_every_served_variant_is_solvable_and_uniquely_graded(task_id):
     families: Counter[str] = Counter()
+    units: Counter[tuple[int, int]] = Counter()
     env = ServiceBenchEnvironment()
     for seed in SWEEP_SEEDS:
         history, before_refund = play(env, task_id, seed)
@@ -84,7 +85,8 @@ def test_sweep_every_served_variant_is_solvable_and_uniquely_graded(task_id):
         family = next(name for name in ("damaged_item",) + BILLING_FAMILIES
                       if _family_fits(name, world, spec))
         families[family] += 1
-        readings = readings_for(world, family, spec.order_id, spec.item_sku)
+        damaged = _damaged_units(prompt, world, spec)
+        readings = readings_for(world, family, spec.order_id, spec.item_sku, damaged)
         assert to_cents(refund.params["amount"]) == readings.correct == to_cents(spec.refund_amount)
         for amount in set(readings.wrong.values()):
             assert abs(amount - readings.correct) > 1, (seed, readings)
@@ -94,6 +96,7 @@ def test_sweep_every_served_variant_is_solvable_and_uniquely_graded(task_id):
         if task_id == "return_and_refund":
             assert spec.item_sku in prompt
             assert spec.refund_amount != world.tables["products"][spec.item_sku]["price"]
+            units[(damaged, _quantity(world, spec))] += 1
         else:
             assert money_text(order["total_charged"]) in prompt
             numbers, text = amounts_stated(history)
@@ -101,7 +104,29 @@ def test_sweep_every_served_variant_is_solvable_and_uniquely_graded(task_id):
             assert not re.search(rf"(?<![\d.]){money_text(readings.correct / 100)}(?!\d)", text), seed
     if task_id == "billing_discrepancy":
         assert set(families) == set(BILLING_FAMILIES) and min(families.values()) >= 80, families
+    if task_id == "return_and_refund":  # one unit of several, some, and all of them, all seen often
+        assert {(d, q) for d, q in units if q > 1} == {(1, 2), (2, 2), (1, 3), (2, 3), (3, 3)}, units
+        assert min(units.values()) >= 25, units
     assert sum(families.values()) == len(SWEEP_SEEDS) >= 500
+
+
+def _quantity(world, spec) -> int:
+    order = world.tables["orders"][spec.order_id]
+    return next(item["quantity"] for item in order["items"] if item["sku"] == spec.item_sku)
+
+
+def _damaged_units(prompt: str, world, spec) -> int:
+    """How many units the prompt says arrived damaged: the order's quantity decides whether it must say."""
+    if spec.item_sku is None:
+        return 1
+    stated = re.search(r"(\d+) of the (\d+) units of item", prompt)
+    quantity = _quantity(world, spec)
+    if quantity == 1:
+        assert stated is None and "units" not in prompt
+        return 1
+    assert stated is not None and int(stated.group(2)) == quantity, prompt
+    assert 1 <= int(stated.group(1)) <= quantity
+    return int(stated.group(1))
 
 
 def _family_fits(family: str, world, spec) -> bool:
@@ -187,8 +212,7 @@ def test_stale_price_variants_need_the_price_history():
     assert "root_cause_identified" in history[3].info["reward_signals"]
     env.reset(task_id=3, seed=seed)
     sku = env._spec.order_skus[0]
-    for call in (("user", "/users/lookup", {"user_id": env._spec.customer_id}),
-                 ("order", "/orders/lookup", {"order_id": env._spec.order_id}),
+    for call in (("order", "/orders/lookup", {"order_id": env._spec.order_id}),
                  ("inventory", "/inventory/lookup", {"sku": sku})):
         observation = env.step(ServiceBenchAction(service=call[0], endpoint=call[1], params=call[2]))
     assert observation.info["reward_signals"] == ["base_progress"]  # a list price cannot show staleness
