@@ -17,6 +17,8 @@ from server.episode import EpisodeEnvironment, EpisodeError, UnknownTaskError
 from server.sessions import EpisodeIdRequiredError, EpisodeStore
 
 EPISODE_ID_PATTERN = r"^[A-Za-z0-9_.:-]{1,128}$"
+"""What a client-chosen episode id may look like: URL-, header- and log-safe as it is."""
+MAX_SEED = 2**63 - 1
 STEP_ENVELOPE_KEYS = frozenset({"action", "episode_id", "timeout_s", "request_id"})
 
 
@@ -39,9 +41,11 @@ class ResetRequest(BaseModel):
     task_id: Optional[Union[StrictStr, StrictInt]] = Field(
         default=None, description="A task id from /tasks (ServiceBench also takes 1, 2, 3)"
     )
-    seed: Optional[StrictInt] = Field(default=None, ge=0, description="Variant seed")
+    seed: Optional[StrictInt] = Field(default=None, ge=0, le=MAX_SEED, description="Variant seed")
     episode_id: Optional[StrictStr] = Field(
-        default=None, pattern=EPISODE_ID_PATTERN, description="Reuse this id (else a new one)"
+        default=None, pattern=EPISODE_ID_PATTERN,
+        description="A client-chosen id: 1-128 of A-Z a-z 0-9 _ . : - (else a new random one); "
+        "an id the server still holds is a 409",
     )
 
 
@@ -129,7 +133,9 @@ class Gateway:
 
     def start(self, data: Any) -> tuple[EpisodeEnvironment, EpisodeObservation]:
         """A new, reset episode (not yet registered anywhere) and its first observation."""
-        request = validated(ResetRequest, {} if data is None else data)
+        return self._begin(validated(ResetRequest, {} if data is None else data))
+
+    def _begin(self, request: ResetRequest) -> tuple[EpisodeEnvironment, EpisodeObservation]:
         env_cls = self.env_class(request)
         env_cls.resolve_task(request.task_id)  # unknown task: fail before building anything
         env = env_cls()
@@ -139,13 +145,22 @@ class Gateway:
         return env, observation
 
     def reset(self, data: Any) -> tuple[EpisodeEnvironment, EpisodeObservation]:
-        """Start an episode and keep it in the store for later HTTP calls."""
-        env, observation = self.start(data)
+        """Start an episode and keep it in the store for later HTTP calls.
+
+        A client-chosen `episode_id` that the store still holds is a 409: a reset
+        never takes over another episode, whoever owns it.
+        """
+        request = validated(ResetRequest, {} if data is None else data)
+        if request.episode_id is not None:
+            self.store.ensure_free(request.episode_id)
+        env, observation = self._begin(request)
         self.store.add(env)
         return env, observation
 
-    def find(self, episode_id: Optional[str]) -> EpisodeEnvironment:
+    def find(self, episode_id: Any) -> EpisodeEnvironment:
         """The episode named by `episode_id`, else (if allowed) the latest one reset."""
+        if episode_id is not None and not isinstance(episode_id, str):
+            raise InvalidRequestError(f"episode_id must be a string, got {type(episode_id).__name__}")
         if episode_id is None:
             if self.require_episode_id:
                 raise EpisodeIdRequiredError(
