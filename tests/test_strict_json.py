@@ -1,0 +1,184 @@
+"""server/strict_json.py: the one parser of untrusted JSON, its rules and their statuses."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from server.strict_json import (
+    INT_MAX,
+    INT_MIN,
+    MAX_DEPTH,
+    JsonInputError,
+    JsonLimitError,
+    MalformedJsonError,
+    UnsupportedMediaTypeError,
+    body_json,
+    loads,
+    nesting_depth,
+)
+
+PROPERTY = settings(max_examples=300, deadline=None, derandomize=True, database=None)
+
+
+def nested(depth: int, leaf: str = "0") -> str:
+    return "[" * depth + leaf + "]" * depth
+
+
+@pytest.mark.parametrize(("text", "error", "needle"), [
+    (nested(MAX_DEPTH + 1), JsonLimitError, f"at most {MAX_DEPTH}"),
+    ('{"a":' * 600 + "1" + "}" * 600, JsonLimitError, "600 levels"),
+    ("[" * 100_000, JsonLimitError, "100000 levels"),  # truncated too, but the depth is refused first
+    (str(INT_MAX + 1), JsonLimitError, "range"),
+    (str(INT_MIN - 1), JsonLimitError, "range"),
+    ("9" * 5000, JsonLimitError, "5000 characters"),  # past Python's 4,300-digit int limit
+    ("1e400", JsonLimitError, "double"),
+    ("-1e400", JsonLimitError, "double"),
+    ("NaN", MalformedJsonError, "NaN"),
+    ("[Infinity]", MalformedJsonError, "Infinity"),
+    ('{"x": -Infinity}', MalformedJsonError, "-Infinity"),
+    ('"\\ud800"', MalformedJsonError, "surrogate"),
+    ('{"\\udfff": 1}', MalformedJsonError, "surrogate"),
+    ('["\\udc00\\ud800"]', MalformedJsonError, "surrogate"),  # a pair in the wrong order
+    ('{"a": 1, "a": 2}', MalformedJsonError, "duplicate key 'a'"),
+    ('{"a": {"b": 1, "b": 1}}', MalformedJsonError, "duplicate key 'b'"),
+    ("\ufeff{}", MalformedJsonError, "byte order mark"),
+    ('{"a": [1, 2', MalformedJsonError, "malformed JSON"),
+    ('{"a": "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[', MalformedJsonError, "Unterminated string"),
+    ("", MalformedJsonError, "Expecting value"),
+    ("{'a': 1}", MalformedJsonError, "malformed JSON"),
+])
+def test_each_rule_has_its_error_and_status(text: str, error: type, needle: str) -> None:
+    for raw in (text, text.encode()):
+        with pytest.raises(error, match=needle.replace("[", r"\[")) as caught:
+            loads(raw)
+        assert caught.value.status == (422 if error is JsonLimitError else 400)
+
+
+@pytest.mark.parametrize("raw", [
+    b"\xff{}", b'"\xed\xa0\x80"',  # a surrogate in CESU-8 bytes, which json.loads(bytes) lets through
+    b'"\xc0\xaf"', '{"a": 1}'.encode("utf-16"), b'"\x80"',
+])
+def test_bytes_that_are_not_utf8_are_400(raw: bytes) -> None:
+    with pytest.raises(MalformedJsonError) as caught:
+        loads(raw)
+    assert caught.value.status == 400
+
+
+def test_a_lone_surrogate_in_text_already_decoded_is_400() -> None:
+    with pytest.raises(MalformedJsonError, match="surrogate"):
+        loads('["\ud800"]')  # as an in-process WebSocket message delivers it
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    (nested(MAX_DEPTH), json.loads(nested(MAX_DEPTH))),
+    (str(INT_MAX), INT_MAX), (str(INT_MIN), INT_MIN), ("-0", 0), ("1e308", 1e308), ("5e-324", 5e-324),
+    ('"\\ud83d\\ude00"', "\U0001F600"),  # a proper pair is one non-BMP character
+    ('"\\\\ud800"', "\\ud800"),  # an escaped backslash, not a surrogate
+    ('"\\u0000\\ufeff\\u200f\\u202e\\uffff"', "\x00\ufeff\u200f\u202e\uffff"),  # odd, yet Unicode
+    ('["' + "[" * 50 + '"]', ["[" * 50]),  # brackets in a string are not nesting
+    ('{"a": "\\"' + "[" * 50 + '\\""}', {"a": '"' + "[" * 50 + '"'}),  # nor after an escaped quote
+])
+def test_valid_json_within_the_limits_is_read_as_json_reads_it(text: str, value: Any) -> None:
+    assert loads(text) == value == json.loads(text)
+    assert loads(text.encode()) == value
+
+
+@pytest.mark.parametrize(("content_type", "accepted"), [
+    (None, True), ("application/json", True), ("Application/JSON; charset=UTF-8", True),
+    ('application/json; charset="utf-8"', True), ("application/merge-patch+json", True),
+    ("text/plain", False), ("application/x-www-form-urlencoded", False), ("multipart/form-data", False),
+    ("application/json; charset=utf-16", False), ("", False), ("json", False),
+])
+def test_a_body_declared_as_anything_but_json_is_415(content_type: Any, accepted: bool) -> None:
+    if accepted:
+        assert body_json(b'{"a": 1}', content_type) == {"a": 1}
+    else:
+        with pytest.raises(UnsupportedMediaTypeError) as caught:
+            body_json(b'{"a": 1}', content_type)
+        assert caught.value.status == 415
+    assert body_json(b"  \n", content_type) is None  # no body: nothing to declare
+
+
+def _reference_depth(text: str) -> int:
+    """Depth by a plain character walk that tracks strings and escapes."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+    return deepest
+
+
+JSON_TEXT_PIECES = st.lists(st.sampled_from(['[', ']', '{', '}', '"', '\\', '\\"', ',', ':', 'a', '1', ' ']),
+                            max_size=80).map("".join)
+
+
+@PROPERTY
+@given(JSON_TEXT_PIECES)
+def test_nesting_depth_agrees_with_a_character_walk(text: str) -> None:
+    assert nesting_depth(text) == max(_reference_depth(text), 0)
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(INT_MIN, INT_MAX)
+    | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    max_leaves=20,
+)
+
+
+@PROPERTY
+@given(JSON, st.booleans())
+def test_json_within_the_limits_round_trips(value: Any, ascii_only: bool) -> None:
+    text = json.dumps(value, ensure_ascii=ascii_only, allow_nan=False)
+    if nesting_depth(text) <= MAX_DEPTH:
+        assert loads(text.encode()) == value
+
+
+ANY_TEXT = st.one_of(
+    st.text(alphabet=st.characters(exclude_categories=()), max_size=60),  # surrogates included
+    st.recursive(st.none() | st.integers() | st.floats() | st.text(st.characters(exclude_categories=())),
+                 lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=4), c, max_size=3),
+                 max_leaves=10).map(lambda v: json.dumps(v)),
+    JSON_TEXT_PIECES,
+)
+
+
+@PROPERTY
+@given(ANY_TEXT)
+def test_any_text_is_either_refused_with_a_4xx_or_strictly_encodable_json(text: str) -> None:
+    for raw in (text, text.encode("utf-8", "surrogatepass")):
+        try:
+            value = loads(raw)
+        except JsonInputError as exc:
+            assert exc.status in (400, 422) and str(exc)
+            continue
+        encoded = json.dumps(value, ensure_ascii=False, allow_nan=False).encode("utf-8")
+        assert nesting_depth(encoded.decode()) <= MAX_DEPTH
+        assert all(math.isfinite(x) for x in _numbers(value))
+
+
+def _numbers(value: Any) -> list[float]:
+    if isinstance(value, dict):
+        return [x for item in value.values() for x in _numbers(item)]
+    if isinstance(value, list):
+        return [x for item in value for x in _numbers(item)]
+    return [value] if isinstance(value, (int, float)) and not isinstance(value, bool) else []
