@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import logging
-from pathlib import Path
 import asyncio
 from typing import Any, Callable, Iterator, Optional
 
@@ -26,7 +25,6 @@ import httpx
 import pytest
 from fastapi import FastAPI
 from robustness_support import JSON_TYPE, SURFACES, VALID_ACTION, Case, reset_cases, step_cases, strict_json
-from uvicorn_process import started_server
 
 from server.app import create_app
 from server.episode_routes import EpisodeRoutes
@@ -46,21 +44,11 @@ def routed_app() -> FastAPI:
     return app
 
 
-@pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
-    """A real uvicorn for the battery, logging to a file that must stay free of errors."""
-    log_path = tmp_path_factory.mktemp("robustness") / "server.log"
-    with started_server({}, log_path, log_level="warning") as (_, url):
-        yield url, log_path
-    log = log_path.read_text(errors="replace")
-    assert "Traceback" not in log and "ERROR" not in log, log[-3000:]
-
-
 @pytest.fixture(params=["fast path", "FastAPI routes", "uvicorn"])
 def client(request: pytest.FixtureRequest, caplog: pytest.LogCaptureFixture) -> Iterator[OpenClient]:
     """Opens an async client of one way in: the app in process (fast path or FastAPI routes), or uvicorn."""
     if request.param == "uvicorn":
-        url, _ = request.getfixturevalue("served")
+        url = request.getfixturevalue("battery_server")
         yield lambda: httpx.AsyncClient(base_url=url, timeout=30)
         return
     app = create_app(Settings()) if request.param == "fast path" else routed_app()
