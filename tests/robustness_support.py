@@ -14,6 +14,8 @@ import json
 from dataclasses import dataclass
 from typing import Any, Optional
 
+from hypothesis import strategies as st
+
 from server.strict_json import MAX_DEPTH
 
 MAX_BODY_BYTES = 64 * 1024  # the default Settings().max_body_bytes
@@ -28,6 +30,11 @@ VALID_ACTION = {"servicebench": LOOKUP, "support_queue": TRIAGE}
 SURFACES = (("", "servicebench"), ("", "support_queue"), ("/servicebench", "servicebench"),
             ("/support_queue", "support_queue"))
 """(prefix, env): the root serves both environments, each prefix one."""
+
+
+CODE_POINTS = st.integers(0, 0x7F) | st.integers(0, 0x10FFFF) | st.integers(0xD800, 0xDFFF)
+ANY_TEXT = st.lists(CODE_POINTS, max_size=10).map(lambda points: "".join(map(chr, points)))
+"""Text of any code points, lone surrogates often (`st.text` never draws a surrogate)."""
 
 
 @dataclass(frozen=True)
