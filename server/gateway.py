@@ -15,10 +15,12 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, Validat
 from models import EpisodeObservation
 from server.episode import EpisodeEnvironment, EpisodeError, UnknownTaskError
 from server.sessions import EpisodeIdRequiredError, EpisodeStore
+from services.registry import shown
 
 EPISODE_ID_PATTERN = r"^[A-Za-z0-9_.:-]{1,128}$"
 """What a client-chosen episode id may look like: URL-, header- and log-safe as it is."""
 MAX_SEED = 2**63 - 1
+MAX_REPORTED_ERRORS = 20
 STEP_ENVELOPE_KEYS = frozenset({"action", "episode_id", "timeout_s", "request_id"})
 
 
@@ -67,6 +69,7 @@ def validated(model: type[BaseModel], data: Any, prefix: tuple[str, ...] = ()) -
         return model.model_validate(data)
     except ValidationError as exc:
         errors = exc.errors(include_url=False, include_context=False, include_input=False)
+        errors = errors[:MAX_REPORTED_ERRORS]  # a body with thousands of bad keys gets a short answer
         for error in errors:
             error["loc"] = (*prefix, *error["loc"])
         raise InvalidRequestError(describe_errors(errors), errors) from None
@@ -119,7 +122,7 @@ class Gateway:
             env_cls = self._by_name.get(request.env)
             if env_cls is None:
                 raise UnknownTaskError(
-                    f"unknown env {request.env!r}; this endpoint serves: "
+                    f"unknown env {shown(request.env)}; this endpoint serves: "
                     + ", ".join(self.env_names)
                 )
             return env_cls
@@ -128,7 +131,7 @@ class Gateway:
                 if env_cls.owns_task(request.task_id):
                     return env_cls
             known = ", ".join(card.id for env in self.envs for card in env.tasks)
-            raise UnknownTaskError(f"unknown task_id {request.task_id!r}; known tasks: {known}")
+            raise UnknownTaskError(f"unknown task_id {shown(request.task_id)}; known tasks: {known}")
         return self.envs[0]
 
     def start(self, data: Any) -> tuple[EpisodeEnvironment, EpisodeObservation]:

@@ -16,11 +16,7 @@ from collections import OrderedDict
 from typing import Callable, Optional
 
 from server.episode import EpisodeEnvironment, EpisodeError
-
-
-def _shown(episode_id: str) -> str:
-    """An id as error messages quote it: short, whatever the client sent."""
-    return repr(episode_id) if len(episode_id) <= 80 else f"{episode_id[:80]!r}... ({len(episode_id)} characters)"
+from services.registry import shown
 
 
 class EpisodeNotFoundError(EpisodeError):
@@ -90,7 +86,7 @@ class EpisodeStore:
             entry = None
         if entry is None or entry[0].env_name not in env_names:
             raise EpisodeNotFoundError(
-                f"no live {' or '.join(env_names)} episode with id {_shown(episode_id)}: "
+                f"no live {' or '.join(env_names)} episode with id {shown(episode_id)}: "
                 "it never existed, expired after "
                 f"{self.ttl_seconds:g}s idle, or was dropped to make room; call /reset"
             )
@@ -113,7 +109,7 @@ class EpisodeStore:
     def _refuse_held(self, episode_id: str) -> None:
         if episode_id in self._episodes:
             raise EpisodeIdTakenError(
-                f"episode_id {_shown(episode_id)} belongs to an episode that is still held "
+                f"episode_id {shown(episode_id)} belongs to an episode that is still held "
                 "(live, or finished and not yet dropped): pick another id, or reset without "
                 "one to get a fresh random id"
             )

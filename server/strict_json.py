@@ -33,13 +33,13 @@ from typing import Any, Optional, Union
 
 from server.episode import EpisodeError
 from server.gateway import InvalidRequestError
+from services.registry import shown
 
 MAX_DEPTH = 32
 """Deepest nesting of arrays and objects accepted, the outermost one counting as 1."""
 INT_MIN, INT_MAX = -(2**63), 2**63 - 1
 """Integers are accepted within the signed 64-bit range."""
 _MAX_INT_CHARS = len(str(INT_MIN))  # a longer literal is out of range: no need to convert it
-_SHOWN_CHARS = 60
 
 _STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _BRACKET = re.compile(r"[\[\]{}]")
@@ -66,14 +66,10 @@ class JsonLimitError(JsonInputError, InvalidRequestError):
         super().__init__(message, [{"loc": ["body"], "msg": message, "type": "json_limit"}])
 
 
-def _shown(text: str) -> str:
-    return text if len(text) <= _SHOWN_CHARS else f"{text[:_SHOWN_CHARS]}... ({len(text)} characters)"
-
-
 def _integer(literal: str) -> int:
     value = int(literal) if len(literal) <= _MAX_INT_CHARS else None
     if value is None or not INT_MIN <= value <= INT_MAX:
-        raise JsonLimitError(f"integer {_shown(literal)} is outside the accepted range "
+        raise JsonLimitError(f"integer {shown(literal)} is outside the accepted range "
                              f"[-2^63, 2^63 - 1]")
     return value
 
@@ -81,7 +77,7 @@ def _integer(literal: str) -> int:
 def _number(literal: str) -> float:
     value = float(literal)
     if math.isinf(value):
-        raise JsonLimitError(f"number {_shown(literal)} is beyond the range of a double")
+        raise JsonLimitError(f"number {shown(literal)} is beyond the range of a double")
     return value
 
 
@@ -93,7 +89,7 @@ def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     result = dict(pairs)
     if len(result) != len(pairs):
         duplicate = next(key for key, count in Counter(key for key, _ in pairs).items() if count > 1)
-        raise MalformedJsonError(f"malformed JSON: duplicate key {_shown(repr(duplicate))} in an object")
+        raise MalformedJsonError(f"malformed JSON: duplicate key {shown(duplicate)} in an object")
     return result
 
 
@@ -173,11 +169,11 @@ def check_media_type(content_type: Optional[str]) -> None:
     media = media.strip().lower()
     if media != "application/json" and not (media.startswith("application/") and media.endswith("+json")):
         raise UnsupportedMediaTypeError(
-            f"Content-Type must be application/json, got {_shown(content_type)!r}")
+            f"Content-Type must be application/json, got {shown(content_type)}")
     for parameter in parameters:
         name, _, value = parameter.partition("=")
         if name.strip().lower() == "charset" and value.strip().strip('"').lower() not in ("utf-8", "utf8"):
-            raise UnsupportedMediaTypeError(f"JSON must be UTF-8, got {_shown(parameter.strip())!r}")
+            raise UnsupportedMediaTypeError(f"JSON must be UTF-8, got {shown(parameter.strip())}")
 
 
 def body_json(raw: bytes, content_type: Optional[str]) -> Any:

@@ -34,7 +34,8 @@ NUMBER_PATTERN = re.compile(r"^[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9
 MAX_NUMBER_CHARS = 100
 """A number written as a string may be this long; a longer one is refused before conversion
 (Python's int() raises ValueError past 4,300 digits)."""
-SHOWN_CHARS = 60
+SHOWN_CHARS = 140
+"""Error messages quote a value up to this many characters (a whole client-chosen episode id)."""
 
 
 class ServiceError(Exception):
@@ -146,7 +147,10 @@ def shown(value: Any) -> str:
     (whose conversion to text raises ValueError past 4,300 digits)."""
     if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
         return f"an integer of {value.bit_length()} bits"
-    text = repr(value)
+    try:
+        text = repr(value)
+    except ValueError:  # a huge int somewhere inside a container
+        return f"a {type(value).__name__} holding an integer too long to show"
     return text if len(text) <= SHOWN_CHARS else f"{text[:SHOWN_CHARS]}... ({len(text)} characters)"
 
 

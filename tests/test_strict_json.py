@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
 import pytest
@@ -37,7 +38,7 @@ def nested(depth: int, leaf: str = "0") -> str:
     ("[" * 100_000, JsonLimitError, "100000 levels"),  # truncated too, but the depth is refused first
     (str(INT_MAX + 1), JsonLimitError, "range"),
     (str(INT_MIN - 1), JsonLimitError, "range"),
-    ("9" * 5000, JsonLimitError, "5000 characters"),  # past Python's 4,300-digit int limit
+    ("9" * 5000, JsonLimitError, "characters)"),  # past Python's 4,300-digit int limit
     ("1e400", JsonLimitError, "double"),
     ("-1e400", JsonLimitError, "double"),
     ("NaN", MalformedJsonError, "NaN"),
@@ -56,7 +57,7 @@ def nested(depth: int, leaf: str = "0") -> str:
 ])
 def test_each_rule_has_its_error_and_status(text: str, error: type, needle: str) -> None:
     for raw in (text, text.encode()):
-        with pytest.raises(error, match=needle.replace("[", r"\[")) as caught:
+        with pytest.raises(error, match=re.escape(needle)) as caught:
             loads(raw)
         assert caught.value.status == (422 if error is JsonLimitError else 400)
 
