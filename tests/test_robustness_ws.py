@@ -20,6 +20,7 @@ import pytest
 from fastapi.testclient import TestClient
 from openenv.core.env_server.types import WSErrorCode
 from robustness_support import JSON_TYPE, SURFACES, VALID_ACTION, step_cases, strict_json, whole_body_cases
+from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
 from server.app import create_app
@@ -143,3 +144,17 @@ def test_sessions_over_uvicorn_survive_every_hostile_message(battery_server: str
         problems = play(ws, env, ws_messages(env, with_raw_surrogates=False))
         assert ask(ws, json.dumps({"type": "state"}))["type"] == "state"  # still open: never a close
     assert not problems, "\n".join(problems[:40])
+
+
+def test_a_text_frame_that_is_not_utf8_is_closed_1007_as_the_protocol_requires(live_server: str) -> None:
+    """RFC 6455 fails a connection whose text frame is not UTF-8: uvicorn closes it with 1007
+    before the app sees the message (binary frames carry any bytes: those get an error reply)."""
+    url = live_server.replace("http://", "ws://") + "/servicebench/ws"
+    with connect(url) as ws:
+        assert ask(ws, json.dumps({"type": "reset", "data": {}}))["type"] == "observation"
+        ws.send(b'{"type": "state", "x": "\xff"}', text=True)
+        with pytest.raises(ConnectionClosed) as closed:
+            ws.recv()
+        assert closed.value.rcvd is not None and closed.value.rcvd.code == 1007  # never 1006
+    with connect(url) as ws:
+        assert ask(ws, b'{"type": "state", "x": "\xff"}')["data"]["code"] == "INVALID_JSON"
