@@ -2,11 +2,12 @@
 
 Python's `json` accepts more than JSON, and more than the rest of the server
 survives: NaN and Infinity; duplicate keys (the last one wins); lone surrogates
-written as `\\ud800` escapes, which parse fine and break UTF-8 encoding later
-(of `/state`, for the rest of the episode); nesting about 1,000 deep, which raises
-RecursionError, and about 500 deep, which parses and then breaks encoding later;
-integers past 4,300 digits, which raise ValueError. `loads` refuses each of them
-before anything recursive runs, so nothing it returns can poison an episode:
+written as `\\ud800` escapes (and, from bytes, as CESU-8), which parse fine and
+break UTF-8 encoding later (of `/state`, for the rest of the episode); nesting
+about 1,000 deep, which raises RecursionError, and about 500 deep, which parses
+and then breaks encoding later; integers past 4,300 digits, which raise
+ValueError. `loads` refuses each of them before anything recursive runs, so
+nothing it returns can poison an episode:
 
 * `MalformedJsonError` (400): not JSON, or not interoperable JSON (RFC 8259 /
   I-JSON, RFC 7493): a syntax error or truncation, bytes that are not UTF-8, a
@@ -17,19 +18,22 @@ before anything recursive runs, so nothing it returns can poison an episode:
   `MAX_DEPTH`, an integer outside the signed 64-bit range, a number beyond the
   range of a double (1e400).
 
-The checks cost little on ordinary bodies: two `count`s decide that a body cannot
-be deep, the hooks run once per object and per number, and the surrogate check
-runs only when the text escapes one.
+The parser is jiter (pydantic's, in Rust, not recursive in Python), which refuses
+NaN, lone surrogates, bad UTF-8 and, asked to, duplicate keys, and is faster than
+`json` without any of those checks. Around it, the checks cost little on ordinary
+bodies: one `translate` of the body to the shapes that matter, then two `count`s
+and a substring search decide that it cannot nest too deep and that no number in it
+can be out of range (only then are the numbers walked).
 """
 
 from __future__ import annotations
 
-import json
 import math
 import re
-from collections import Counter
 from itertools import accumulate
 from typing import Any, Optional, Union
+
+import jiter
 
 from server.episode import EpisodeError
 from server.gateway import InvalidRequestError
@@ -39,12 +43,17 @@ MAX_DEPTH = 32
 """Deepest nesting of arrays and objects accepted, the outermost one counting as 1."""
 INT_MIN, INT_MAX = -(2**63), 2**63 - 1
 """Integers are accepted within the signed 64-bit range."""
-_MAX_INT_CHARS = len(str(INT_MIN))  # a longer literal is out of range: no need to convert it
 
-_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
-_BRACKET = re.compile(r"[\[\]{}]")
-_DEPTH_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_BOM = b"\xef\xbb\xbf"
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_NOT_BRACKETS = bytes(set(range(256)) - set(b"[]{}"))
+_DEPTH_STEP = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
+_SHAPES = bytes(b"0"[0] if byte in b"0123456789" else b"e"[0] if byte in b"eE" else b"["[0] if byte in b"[{"
+                else b" "[0] for byte in range(256))
+"""Each byte as the shape the checks look for: a digit, an exponent's e, an opening bracket, or else."""
+_INT64_DIGITS = 19
+_LIMIT_MESSAGES = ("number out of range", "recursion limit exceeded")
+_NON_FINITE = re.compile(rb"\bNaN\b|\bInfinity\b")
 
 
 class JsonInputError(EpisodeError):
@@ -66,98 +75,80 @@ class JsonLimitError(JsonInputError, InvalidRequestError):
         super().__init__(message, [{"loc": ["body"], "msg": message, "type": "json_limit"}])
 
 
-def _integer(literal: str) -> int:
-    value = int(literal) if len(literal) <= _MAX_INT_CHARS else None
-    if value is None or not INT_MIN <= value <= INT_MAX:
-        raise JsonLimitError(f"integer {shown(literal)} is outside the accepted range "
-                             f"[-2^63, 2^63 - 1]")
-    return value
-
-
-def _number(literal: str) -> float:
-    value = float(literal)
-    if math.isinf(value):
-        raise JsonLimitError(f"number {shown(literal)} is beyond the range of a double")
-    return value
-
-
-def _constant(name: str) -> Any:
-    raise MalformedJsonError(f"malformed JSON: {name} is not a JSON value (JSON numbers are finite)")
-
-
-def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result = dict(pairs)
-    if len(result) != len(pairs):
-        duplicate = next(key for key, count in Counter(key for key, _ in pairs).items() if count > 1)
-        raise MalformedJsonError(f"malformed JSON: duplicate key {shown(duplicate)} in an object")
-    return result
-
-
-_DECODER = json.JSONDecoder(object_pairs_hook=_object, parse_int=_integer, parse_float=_number,
-                            parse_constant=_constant)
-
-
-def nesting_depth(text: str) -> int:
-    """How deep arrays and objects nest in `text`, brackets inside strings not counted.
+def nesting_depth(data: bytes) -> int:
+    """How deep arrays and objects nest in `data`, brackets inside strings not counted.
 
     An unterminated string (a truncated body) ends the count where it starts.
     """
-    outside = _STRING.sub("", text)
-    quote = outside.find('"')
+    outside = _STRING.sub(b"", data)
+    quote = outside.find(b'"')
     if quote >= 0:
         outside = outside[:quote]
-    steps = map(_DEPTH_STEP.__getitem__, _BRACKET.findall(outside))
+    steps = map(_DEPTH_STEP.__getitem__, outside.translate(None, _NOT_BRACKETS))
     return max(accumulate(steps, initial=0))
 
 
-def check_depth(text: str) -> None:
+def check_depth(data: bytes, shapes: Optional[bytes] = None) -> None:
     """Refuse nesting deeper than MAX_DEPTH, before any recursive parsing."""
-    if text.count("[") + text.count("{") <= MAX_DEPTH:  # cannot nest deeper: the usual case
+    shapes = data.translate(_SHAPES) if shapes is None else shapes
+    if shapes.count(b"[") <= MAX_DEPTH:  # cannot nest deeper: the usual case
         return
-    depth = nesting_depth(text)
+    depth = nesting_depth(data)
     if depth > MAX_DEPTH:
         raise JsonLimitError(f"JSON nested {depth} levels deep; at most {MAX_DEPTH} are accepted")
 
 
-def _check_unicode(value: Any) -> None:
-    """Refuse a lone surrogate anywhere in `value` (keys included): it has no UTF-8 encoding."""
-    try:
-        json.dumps(value, ensure_ascii=False).encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise MalformedJsonError(f"malformed JSON: a string holds the lone surrogate "
-                                 f"{exc.object[exc.start]!r}, which is not Unicode text") from None
+def _may_hold_big_numbers(shapes: bytes) -> bool:
+    """False if no integer can be outside int64 (19+ digits) nor a float overflow (an exponent:
+    a digit then e). True now and then for nothing (19 digits in all, "1e" in a string)."""
+    return shapes.count(b"0") >= _INT64_DIGITS or b"0e" in shapes
 
 
-def decode_text(raw: bytes) -> str:
-    """`raw` as UTF-8 text, or a 400 saying where it is not."""
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise MalformedJsonError(f"malformed JSON: not UTF-8 ({exc.reason} at byte {exc.start})") from None
+def _check_numbers(value: Any) -> None:
+    """Refuse an integer outside int64 or a float that overflowed, anywhere in `value`."""
+    if isinstance(value, dict):
+        for item in value.values():
+            _check_numbers(item)
+    elif isinstance(value, list):
+        for item in value:
+            _check_numbers(item)
+    elif isinstance(value, float) and math.isinf(value):
+        raise JsonLimitError("a number is beyond the range of a double")
+    elif isinstance(value, int) and not isinstance(value, bool) and not INT_MIN <= value <= INT_MAX:
+        raise JsonLimitError(f"an integer is outside the accepted range [-2^63, 2^63 - 1]: {shown(value)}")
+
+
+def _refusal(message: str, data: bytes) -> JsonInputError:
+    """The error for jiter's `message` about `data`, with a hint where its words are terse."""
+    if message.startswith(_LIMIT_MESSAGES):
+        return JsonLimitError(f"JSON beyond the limits: {message}")
+    if "surrogate" in message or "hex escape" in message:
+        message += " (a \\u escape of U+D800-U+DFFF must be half of a valid surrogate pair)"
+    elif _NON_FINITE.search(data):
+        message += " (NaN and Infinity are not JSON: JSON numbers are finite)"
+    return MalformedJsonError(f"malformed JSON: {message}")
 
 
 def loads(raw: Union[bytes, str]) -> Any:
     """The JSON value of `raw`, or a `JsonInputError` saying what is wrong with it."""
     if isinstance(raw, bytes):
-        text = decode_text(raw)
+        data = raw
     else:
-        text = raw
         try:
-            text.encode("utf-8")
+            data = raw.encode("utf-8")
         except UnicodeEncodeError as exc:
             raise MalformedJsonError(f"malformed JSON: the lone surrogate {exc.object[exc.start]!r} "
                                      "is not Unicode text") from None
-    if text.startswith("\ufeff"):
+    if data.startswith(_BOM):
         raise MalformedJsonError("malformed JSON: it starts with a byte order mark (U+FEFF)")
-    check_depth(text)
+    shapes = data.translate(_SHAPES)
+    check_depth(data, shapes)
     try:
-        value = _DECODER.decode(text)
-    except json.JSONDecodeError as exc:
-        raise MalformedJsonError(f"malformed JSON: {exc}") from None
-    except RecursionError:  # unreachable past check_depth; kept so that it could never be a 500
-        raise JsonLimitError(f"JSON nested too deep; at most {MAX_DEPTH} levels are accepted") from None
-    if _SURROGATE_ESCAPE.search(text):
-        _check_unicode(value)
+        value = jiter.from_json(data, allow_inf_nan=False, catch_duplicate_keys=True, cache_mode="none")
+    except ValueError as exc:
+        raise _refusal(str(exc), data) from None
+    if _may_hold_big_numbers(shapes):
+        _check_numbers(value)
     return value
 
 
