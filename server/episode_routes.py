@@ -27,6 +27,8 @@ log = logging.getLogger("server")
 
 EPISODE_HEADER = "x-episode-id"
 CONTENT_TYPE_HEADER = "content-type"
+_CONTENT_TYPE_KEY, _EPISODE_KEY = CONTENT_TYPE_HEADER.encode(), EPISODE_HEADER.encode()
+_WANTED_HEADERS = frozenset({_CONTENT_TYPE_KEY, _EPISODE_KEY})
 JSON_HEADERS = ((b"content-type", b"application/json"),)
 
 Scope = dict[str, Any]
@@ -83,11 +85,14 @@ def route_path(scope: Scope) -> str:
     return path
 
 
-def _header(scope: Scope, name: bytes) -> Optional[str]:
+def _content_type_and_episode(scope: Scope) -> tuple[Optional[str], Optional[str]]:
+    """The Content-Type and X-Episode-Id headers (the first of each), in one pass over the headers."""
+    found: dict[bytes, str] = {}
     for key, value in scope["headers"]:
-        if key.lower() == name:
-            return value.decode("latin-1")
-    return None
+        key = key.lower()
+        if key in _WANTED_HEADERS and key not in found:
+            found[key] = value.decode("latin-1")
+    return found.get(_CONTENT_TYPE_KEY), found.get(_EPISODE_KEY)
 
 
 def _query_episode_id(scope: Scope) -> Optional[str]:
@@ -133,10 +138,9 @@ class EpisodeRoutes:
         if raw is None:
             return
         try:
-            content_type = _header(scope, CONTENT_TYPE_HEADER.encode())
+            content_type, header_id = _content_type_and_episode(scope)
             if path == "/step":
-                status, content = 200, step_result(self.gateway, raw, content_type,
-                                                   _header(scope, EPISODE_HEADER.encode()),
+                status, content = 200, step_result(self.gateway, raw, content_type, header_id,
                                                    _query_episode_id(scope))
             else:
                 status, content = 200, reset_result(self.gateway, raw, content_type)

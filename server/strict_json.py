@@ -48,9 +48,8 @@ _BOM = b"\xef\xbb\xbf"
 _STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _NOT_BRACKETS = bytes(set(range(256)) - set(b"[]{}"))
 _DEPTH_STEP = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
-_SHAPES = bytes(b"0"[0] if byte in b"0123456789" else b"e"[0] if byte in b"eE" else b"["[0] if byte in b"[{"
-                else b" "[0] for byte in range(256))
-"""Each byte as the shape the checks look for: a digit, an exponent's e, an opening bracket, or else."""
+_SHAPES = bytes.maketrans(b"0123456789Ee{", b"0000000000ee[")
+"""Every digit a 0, every e an e and every opening bracket a [, for the checks to count them."""
 _INT64_DIGITS = 19
 _LIMIT_MESSAGES = ("number out of range", "recursion limit exceeded")
 _NON_FINITE = re.compile(rb"\bNaN\b|\bInfinity\b")

@@ -76,7 +76,7 @@ class _Session:
         Whatever the message holds, the reply is a message: a bad one gets OpenEnv's
         error reply and leaves the session and its episode as they were.
         """
-        if self._too_large(raw):
+        if len(raw) * 4 > self.max_message_bytes and self._too_large(raw):  # 4: UTF-8's widest
             return _error(f"message over {self.max_message_bytes} bytes", WSErrorCode.VALIDATION_ERROR,
                           status=413)
         try:
@@ -95,9 +95,7 @@ class _Session:
         limit = self.max_message_bytes
         if len(raw) > limit:
             return True
-        if isinstance(raw, str) and len(raw) * 4 > limit:  # only then can its UTF-8 be over the limit
-            return len(raw.encode("utf-8", "surrogatepass")) > limit
-        return False
+        return isinstance(raw, str) and len(raw.encode("utf-8", "surrogatepass")) > limit
 
     def _answer(self, message: Any) -> Optional[bytes]:
         if not isinstance(message, dict):
