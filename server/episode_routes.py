@@ -28,7 +28,6 @@ log = logging.getLogger("server")
 EPISODE_HEADER = "x-episode-id"
 CONTENT_TYPE_HEADER = "content-type"
 _CONTENT_TYPE_KEY, _EPISODE_KEY = CONTENT_TYPE_HEADER.encode(), EPISODE_HEADER.encode()
-_WANTED_HEADERS = frozenset({_CONTENT_TYPE_KEY, _EPISODE_KEY})
 JSON_HEADERS = ((b"content-type", b"application/json"),)
 
 Scope = dict[str, Any]
@@ -87,12 +86,14 @@ def route_path(scope: Scope) -> str:
 
 def _content_type_and_episode(scope: Scope) -> tuple[Optional[str], Optional[str]]:
     """The Content-Type and X-Episode-Id headers (the first of each), in one pass over the headers."""
-    found: dict[bytes, str] = {}
+    content_type = episode = None
     for key, value in scope["headers"]:
         key = key.lower()
-        if key in _WANTED_HEADERS and key not in found:
-            found[key] = value.decode("latin-1")
-    return found.get(_CONTENT_TYPE_KEY), found.get(_EPISODE_KEY)
+        if key == _CONTENT_TYPE_KEY and content_type is None:
+            content_type = value.decode("latin-1")
+        elif key == _EPISODE_KEY and episode is None:
+            episode = value.decode("latin-1")
+    return content_type, episode
 
 
 def _query_episode_id(scope: Scope) -> Optional[str]:
