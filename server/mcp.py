@@ -101,7 +101,8 @@ def handle(gateway: Gateway, raw: bytes, content_type: Optional[str] = None) -> 
     if request_id is not None and (isinstance(request_id, bool) or not isinstance(request_id, (str, int, float))):
         return refusal(f"id must be a string, a number or null, got {type(request_id).__name__}")
     method = request["method"]
-    params = request.get("params") or {}
+    params = request.get("params")
+    params = {} if params is None else params  # absent; an empty array is still not an object
     if not isinstance(params, dict):
         return _error(INVALID_PARAMS, "params must be an object", request_id)
     if method == "initialize":
@@ -117,7 +118,8 @@ def handle(gateway: Gateway, raw: bytes, content_type: Optional[str] = None) -> 
         return _ok({"tools": tool_list(gateway)}, request_id)
     if method != "tools/call":
         return _error(METHOD_NOT_FOUND, f"Method not found: {method}", request_id)
-    arguments = params.get("arguments") or {}
+    arguments = params.get("arguments")
+    arguments = {} if arguments is None else arguments
     if not isinstance(arguments, dict):
         return _error(INVALID_PARAMS, "arguments must be an object", request_id)
     try:

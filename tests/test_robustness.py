@@ -170,6 +170,9 @@ def mcp_cases(env: str) -> list[Case]:
         Case("batch (an array)", b"[" + rpc("tools/list") + b"]"),
         Case("params an array", b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": [1]}'),
         Case("arguments an array", rpc("tools/call", {"name": "step", "arguments": [episode]})),
+        Case("arguments an empty array", rpc("tools/call", {"name": "list_tasks", "arguments": []})),
+        Case("params an empty array", b'{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": []}'),
+        Case("arguments a number", rpc("tools/call", {"name": "list_tasks", "arguments": 0})),
         Case("tool name an array", rpc("tools/call", {"name": ["step"], "arguments": {}})),
         Case("episode_id a list", rpc("tools/call", {"name": "state", "arguments": {"episode_id": [episode]}})),
         Case("episode_id an object", rpc("tools/call", {"name": "step", "arguments": {
