@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, Validat
 from models import EpisodeObservation
 from server.episode import EpisodeEnvironment, EpisodeError, UnknownTaskError
 from server.sessions import EpisodeIdRequiredError, EpisodeStore
-from services.registry import shown
+from services.registry import shown, shown_names
 
 EPISODE_ID_PATTERN = r"^[A-Za-z0-9_.:-]{1,128}$"
 """What a client-chosen episode id may look like: URL-, header- and log-safe as it is."""
@@ -85,12 +85,17 @@ def split_step_body(body: Any) -> tuple[dict[str, Any], Optional[str]]:
         unknown = sorted(set(body) - STEP_ENVELOPE_KEYS)
         if unknown:
             raise InvalidRequestError(
-                f"unknown field(s) in step envelope: {', '.join(unknown)}; "
+                f"unknown field(s) in step envelope: {shown_names(unknown)}; "
                 f"allowed: {', '.join(sorted(STEP_ENVELOPE_KEYS))}"
             )
         action = body["action"]
         if not isinstance(action, dict):
             raise InvalidRequestError("action must be a JSON object")
+        timeout = body.get("timeout_s")
+        if timeout is not None and (type(timeout) not in (int, float) or not timeout > 0):
+            raise InvalidRequestError(f"timeout_s must be a positive number, got {shown(timeout)}")
+        if not isinstance(body.get("request_id", ""), (str, type(None))):
+            raise InvalidRequestError("request_id must be a string")
     else:
         action = {k: v for k, v in body.items() if k != "episode_id"}
     episode_id = body.get("episode_id")

@@ -90,7 +90,7 @@ def _step_body_schema(gateway: Gateway) -> dict[str, Any]:
         "properties": {
             "action": action,
             "episode_id": {"type": "string"},
-            "timeout_s": {"type": "number"},
+            "timeout_s": {"type": "number", "exclusiveMinimum": 0},
             "request_id": {"type": "string"},
         },
     }

@@ -154,6 +154,12 @@ def shown(value: Any) -> str:
     return text if len(text) <= SHOWN_CHARS else f"{text[:SHOWN_CHARS]}... ({len(text)} characters)"
 
 
+def shown_names(names: list[str], limit: int = 5) -> str:
+    """Names as an error message lists them: the first `limit`, then how many more."""
+    more = f" and {len(names) - limit} more" if len(names) > limit else ""
+    return ", ".join(shown(name) for name in names[:limit]) + more
+
+
 def _number_text(value: str, pattern: re.Pattern[str]) -> Optional[str]:
     """`value` stripped if it spells a number in ASCII digits, else None."""
     text = value.strip()
@@ -216,9 +222,7 @@ def bind_params(entry: Endpoint, params: Mapping[str, Any]) -> dict[str, Any]:
     unknown = [name for name in params if name not in known]
     if unknown:
         accepted = ", ".join(param.name for param in entry.params)
-        listed = ", ".join(shown(name) for name in unknown[:5])
-        more = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
-        raise ServiceError(400, f"unknown parameter(s) {listed}{more} for {entry.path}; "
+        raise ServiceError(400, f"unknown parameter(s) {shown_names(unknown)} for {entry.path}; "
                                 f"accepted: {accepted}")
     kwargs: dict[str, Any] = {}
     for param in entry.params:

@@ -145,9 +145,21 @@ def step_cases(env: str) -> list[Case]:
         Case("duplicate episode_id", b'{"action": ' + json.dumps(action).encode()
              + b', "episode_id": "a", "episode_id": "b"}'),
         Case("episode_id a list", json.dumps({"action": action, "episode_id": ["x"]}).encode()),
+        Case("timeout_s a string", json.dumps({"action": action, "timeout_s": "soon"}).encode()),
+        Case("timeout_s negative", json.dumps({"action": action, "timeout_s": -1}).encode()),
+        Case("request_id an object", json.dumps({"action": action, "request_id": {"id": 1}}).encode()),
+        Case("an unknown envelope field", json.dumps({"action": action, "junk": 1}).encode()),
+        Case("a valid envelope", json.dumps({"action": action, "timeout_s": 5, "request_id": "r"}).encode(),
+             refused=False),
         Case("empty body", b""),
     ]
     return cases
+
+
+def refused_as_bare_action(case: Case) -> bool:
+    """Whether `case`'s body must be refused where a bare action is expected (a WebSocket step's
+    data, an MCP step's action): there an HTTP step envelope is no action."""
+    return case.refused or case.body.startswith(b'{"action"')
 
 
 def whole_body_cases(valid: bytes, null_is_no_body: bool = False) -> list[Case]:

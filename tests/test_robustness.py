@@ -24,7 +24,15 @@ from typing import Any, Callable, Iterator, Optional
 import httpx
 import pytest
 from fastapi import FastAPI
-from robustness_support import JSON_TYPE, SURFACES, VALID_ACTION, Case, reset_cases, step_cases, strict_json
+from robustness_support import (
+    SURFACES,
+    VALID_ACTION,
+    Case,
+    refused_as_bare_action,
+    reset_cases,
+    step_cases,
+    strict_json,
+)
 
 from server.app import create_app
 from server.episode_routes import EpisodeRoutes
@@ -157,8 +165,7 @@ def mcp_cases(env: str) -> list[Case]:
     wrap = b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "step", ' \
            b'"arguments": {"episode_id": "%s", "action": ' % episode.encode()
     cases = [Case(f"tools/call step: {case.name}", wrap + (case.body or b"null") + b"}}}", case.content_type,
-                  refused=case.refused or case.body.startswith(b'{"action"'))  # an envelope is no action
-             for case in step_cases(env)]
+                  refused=refused_as_bare_action(case)) for case in step_cases(env)]
     cases.append(Case("tools/list without Content-Type", rpc("tools/list"), None, refused=False))
     hostile_ids: list[Any] = [[1], {"a": 1}, True]
     cases += [Case(f"id {request_id!r}", rpc("tools/list", request_id=request_id)) for request_id in hostile_ids]

@@ -14,12 +14,20 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Protocol, Union
+from typing import Any, Protocol, Union
 
 import pytest
 from fastapi.testclient import TestClient
 from openenv.core.env_server.types import WSErrorCode
-from robustness_support import JSON_TYPE, SURFACES, VALID_ACTION, step_cases, strict_json, whole_body_cases
+from robustness_support import (
+    JSON_TYPE,
+    SURFACES,
+    VALID_ACTION,
+    refused_as_bare_action,
+    step_cases,
+    strict_json,
+    whole_body_cases,
+)
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
@@ -48,7 +56,8 @@ def frames(name: str, raw: bytes, refused: bool = True) -> list[Message]:
 
 def ws_messages(env: str, with_raw_surrogates: bool) -> list[Message]:
     messages = [message for case in step_cases(env) if case.content_type == JSON_TYPE and case.body
-                for message in frames(case.name, b'{"type": "step", "data": ' + case.body + b"}", case.refused)]
+                for message in frames(case.name, b'{"type": "step", "data": ' + case.body + b"}",
+                                      refused_as_bare_action(case))]
     valid = json.dumps({"type": "step", "data": VALID_ACTION[env]}).encode()
     messages += [message for case in whole_body_cases(valid) if case.content_type == JSON_TYPE
                  for message in frames(f"message: {case.name}", case.body, case.refused)]
