@@ -2,6 +2,8 @@
 
 It checks Content-Length up front and counts the bytes of chunked bodies as
 they arrive, so an oversized body is refused without being read into memory.
+An MCP endpoint (`.../mcp`) gets the refusal as a JSON-RPC error object, as MCP
+clients expect; every other path gets `{"detail": ...}`.
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ import json
 from typing import Any, Awaitable, Callable
 
 from starlette.exceptions import HTTPException
+
+from server import mcp
 
 Scope = dict[str, Any]
 Message = dict[str, Any]
@@ -34,8 +38,11 @@ class BodyLimitMiddleware:
             await self.app(scope, receive, send)
             return
         declared = dict(scope.get("headers") or ()).get(b"content-length")
-        if declared is not None and (not declared.isdigit() or int(declared) > self.max_bytes):
-            await self._refuse(send)
+        if declared is not None and not declared.isdigit():
+            await _respond(send, 400, _refusal_body(scope, f"invalid Content-Length {declared[:40]!r}"))
+            return
+        if declared is not None and (len(declared) > 20 or int(declared) > self.max_bytes):
+            await self._refuse(scope, send)
             return
         received = 0
         started = False
@@ -58,15 +65,25 @@ class BodyLimitMiddleware:
             await self.app(scope, limited_receive, tracking_send)
         except BodyTooLarge:
             if not started:
-                await self._refuse(send)
+                await self._refuse(scope, send)
 
-    async def _refuse(self, send: Send) -> None:
-        body = json.dumps({"detail": BodyTooLarge(self.max_bytes).detail}).encode()
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 413,
-                "headers": [(b"content-type", b"application/json"), (b"connection", b"close")],
-            }
-        )
-        await send({"type": "http.response.body", "body": body})
+    async def _refuse(self, scope: Scope, send: Send) -> None:
+        await _respond(send, 413, _refusal_body(scope, str(BodyTooLarge(self.max_bytes).detail)))
+
+
+def _refusal_body(scope: Scope, message: str) -> bytes:
+    """The JSON error of a refused body: a JSON-RPC error object for MCP, else `{"detail": ...}`."""
+    if scope["path"].endswith("/mcp"):
+        return json.dumps(mcp.refusal(message)).encode()
+    return json.dumps({"detail": message}).encode()
+
+
+async def _respond(send: Send, status: int, body: bytes) -> None:
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", b"application/json"), (b"connection", b"close")],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})

@@ -20,11 +20,14 @@ from starlette.exceptions import HTTPException
 
 from server.episode import EpisodeError
 from server.gateway import Gateway, InvalidRequestError, split_step_body
+from server.strict_json import body_json
 from server.wire import error_payload, result_json
 
 log = logging.getLogger("server")
 
 EPISODE_HEADER = "x-episode-id"
+CONTENT_TYPE_HEADER = "content-type"
+_CONTENT_TYPE_KEY, _EPISODE_KEY = CONTENT_TYPE_HEADER.encode(), EPISODE_HEADER.encode()
 JSON_HEADERS = ((b"content-type", b"application/json"),)
 
 Scope = dict[str, Any]
@@ -34,28 +37,15 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
-class MalformedBodyError(EpisodeError):
-    status = 400
-
-
-def parse_json(raw: bytes) -> Any:
-    """The parsed body (None if empty), or a 400 naming the JSON problem."""
-    if not raw.strip():
-        return None
-    try:
-        return json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise MalformedBodyError(f"malformed JSON body: {exc}") from None
-
-
-def reset_result(gateway: Gateway, raw: bytes) -> bytes:
-    env, observation = gateway.reset(parse_json(raw))
+def reset_result(gateway: Gateway, raw: bytes, content_type: Optional[str]) -> bytes:
+    env, observation = gateway.reset(body_json(raw, content_type))
     return result_json(observation, env.episode_id)
 
 
-def step_result(gateway: Gateway, raw: bytes, header_id: Optional[str], query_id: Optional[str]) -> bytes:
+def step_result(gateway: Gateway, raw: bytes, content_type: Optional[str],
+                header_id: Optional[str], query_id: Optional[str]) -> bytes:
     """One step; the episode is named by the body, else the X-Episode-Id header, else ?episode_id=."""
-    body = parse_json(raw)
+    body = body_json(raw, content_type)
     if body is None:
         raise InvalidRequestError('step needs a JSON body: {"action": {...}, "episode_id": ...}')
     action, episode_id = split_step_body(body)
@@ -64,8 +54,16 @@ def step_result(gateway: Gateway, raw: bytes, header_id: Optional[str], query_id
 
 
 def _dumps(content: Any) -> bytes:
-    """JSON as Starlette's JSONResponse writes it, so both paths answer byte for byte alike."""
-    return json.dumps(content, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
+    """JSON as Starlette's JSONResponse writes it, so both paths answer byte for byte alike.
+
+    Text that UTF-8 cannot encode (a lone surrogate, which the parser keeps out of
+    every request) is written as an ASCII escape instead of failing the error reply.
+    """
+    text = json.dumps(content, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    try:
+        return text.encode()
+    except UnicodeEncodeError:
+        return json.dumps(content, allow_nan=False, separators=(",", ":")).encode()
 
 
 def episode_error_json(exc: EpisodeError) -> bytes:
@@ -86,11 +84,16 @@ def route_path(scope: Scope) -> str:
     return path
 
 
-def _header(scope: Scope, name: bytes) -> Optional[str]:
+def _content_type_and_episode(scope: Scope) -> tuple[Optional[str], Optional[str]]:
+    """The Content-Type and X-Episode-Id headers (the first of each), in one pass over the headers."""
+    content_type = episode = None
     for key, value in scope["headers"]:
-        if key.lower() == name:
-            return value.decode("latin-1")
-    return None
+        key = key.lower()
+        if key == _CONTENT_TYPE_KEY and content_type is None:
+            content_type = value.decode("latin-1")
+        elif key == _EPISODE_KEY and episode is None:
+            episode = value.decode("latin-1")
+    return content_type, episode
 
 
 def _query_episode_id(scope: Scope) -> Optional[str]:
@@ -136,11 +139,12 @@ class EpisodeRoutes:
         if raw is None:
             return
         try:
+            content_type, header_id = _content_type_and_episode(scope)
             if path == "/step":
-                status, content = 200, step_result(self.gateway, raw, _header(scope, EPISODE_HEADER.encode()),
+                status, content = 200, step_result(self.gateway, raw, content_type, header_id,
                                                    _query_episode_id(scope))
             else:
-                status, content = 200, reset_result(self.gateway, raw)
+                status, content = 200, reset_result(self.gateway, raw, content_type)
         except EpisodeError as exc:
             status, content = exc.status, episode_error_json(exc)
         except Exception as exc:  # noqa: BLE001 - the same last resort as the app's handler

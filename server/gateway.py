@@ -3,7 +3,9 @@
 A `Gateway` serves a *scope*: the environments one surface exposes (both at
 the root, one under each prefix). It turns untrusted request data into a
 validated reset or action, or raises an `EpisodeError` naming the problem,
-before any episode is touched: a rejected request changes nothing.
+before any episode is touched: a rejected request changes nothing. The data
+comes from server/strict_json.py, so it is already plain, encodable JSON within
+the limits; here it is checked against the schemas.
 """
 
 from __future__ import annotations
@@ -15,8 +17,12 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, Validat
 from models import EpisodeObservation
 from server.episode import EpisodeEnvironment, EpisodeError, UnknownTaskError
 from server.sessions import EpisodeIdRequiredError, EpisodeStore
+from services.registry import shown, shown_names
 
 EPISODE_ID_PATTERN = r"^[A-Za-z0-9_.:-]{1,128}$"
+"""What a client-chosen episode id may look like: URL-, header- and log-safe as it is."""
+MAX_SEED = 2**63 - 1
+MAX_REPORTED_ERRORS = 20
 STEP_ENVELOPE_KEYS = frozenset({"action", "episode_id", "timeout_s", "request_id"})
 
 
@@ -39,9 +45,11 @@ class ResetRequest(BaseModel):
     task_id: Optional[Union[StrictStr, StrictInt]] = Field(
         default=None, description="A task id from /tasks (ServiceBench also takes 1, 2, 3)"
     )
-    seed: Optional[StrictInt] = Field(default=None, ge=0, description="Variant seed")
+    seed: Optional[StrictInt] = Field(default=None, ge=0, le=MAX_SEED, description="Variant seed")
     episode_id: Optional[StrictStr] = Field(
-        default=None, pattern=EPISODE_ID_PATTERN, description="Reuse this id (else a new one)"
+        default=None, pattern=EPISODE_ID_PATTERN,
+        description="A client-chosen id: 1-128 of A-Z a-z 0-9 _ . : - (else a new random one); "
+        "an id the server still holds is a 409",
     )
 
 
@@ -63,6 +71,7 @@ def validated(model: type[BaseModel], data: Any, prefix: tuple[str, ...] = ()) -
         return model.model_validate(data)
     except ValidationError as exc:
         errors = exc.errors(include_url=False, include_context=False, include_input=False)
+        errors = errors[:MAX_REPORTED_ERRORS]  # a body with thousands of bad keys gets a short answer
         for error in errors:
             error["loc"] = (*prefix, *error["loc"])
         raise InvalidRequestError(describe_errors(errors), errors) from None
@@ -76,12 +85,17 @@ def split_step_body(body: Any) -> tuple[dict[str, Any], Optional[str]]:
         unknown = sorted(set(body) - STEP_ENVELOPE_KEYS)
         if unknown:
             raise InvalidRequestError(
-                f"unknown field(s) in step envelope: {', '.join(unknown)}; "
+                f"unknown field(s) in step envelope: {shown_names(unknown)}; "
                 f"allowed: {', '.join(sorted(STEP_ENVELOPE_KEYS))}"
             )
         action = body["action"]
         if not isinstance(action, dict):
             raise InvalidRequestError("action must be a JSON object")
+        timeout = body.get("timeout_s")
+        if timeout is not None and (type(timeout) not in (int, float) or not timeout > 0):
+            raise InvalidRequestError(f"timeout_s must be a positive number, got {shown(timeout)}")
+        if not isinstance(body.get("request_id", ""), (str, type(None))):
+            raise InvalidRequestError("request_id must be a string")
     else:
         action = {k: v for k, v in body.items() if k != "episode_id"}
     episode_id = body.get("episode_id")
@@ -115,7 +129,7 @@ class Gateway:
             env_cls = self._by_name.get(request.env)
             if env_cls is None:
                 raise UnknownTaskError(
-                    f"unknown env {request.env!r}; this endpoint serves: "
+                    f"unknown env {shown(request.env)}; this endpoint serves: "
                     + ", ".join(self.env_names)
                 )
             return env_cls
@@ -124,12 +138,14 @@ class Gateway:
                 if env_cls.owns_task(request.task_id):
                     return env_cls
             known = ", ".join(card.id for env in self.envs for card in env.tasks)
-            raise UnknownTaskError(f"unknown task_id {request.task_id!r}; known tasks: {known}")
+            raise UnknownTaskError(f"unknown task_id {shown(request.task_id)}; known tasks: {known}")
         return self.envs[0]
 
     def start(self, data: Any) -> tuple[EpisodeEnvironment, EpisodeObservation]:
         """A new, reset episode (not yet registered anywhere) and its first observation."""
-        request = validated(ResetRequest, {} if data is None else data)
+        return self._begin(validated(ResetRequest, {} if data is None else data))
+
+    def _begin(self, request: ResetRequest) -> tuple[EpisodeEnvironment, EpisodeObservation]:
         env_cls = self.env_class(request)
         env_cls.resolve_task(request.task_id)  # unknown task: fail before building anything
         env = env_cls()
@@ -139,13 +155,22 @@ class Gateway:
         return env, observation
 
     def reset(self, data: Any) -> tuple[EpisodeEnvironment, EpisodeObservation]:
-        """Start an episode and keep it in the store for later HTTP calls."""
-        env, observation = self.start(data)
+        """Start an episode and keep it in the store for later HTTP calls.
+
+        A client-chosen `episode_id` that the store still holds is a 409: a reset
+        never takes over another episode, whoever owns it.
+        """
+        request = validated(ResetRequest, {} if data is None else data)
+        if request.episode_id is not None:
+            self.store.ensure_free(request.episode_id)
+        env, observation = self._begin(request)
         self.store.add(env)
         return env, observation
 
-    def find(self, episode_id: Optional[str]) -> EpisodeEnvironment:
+    def find(self, episode_id: Any) -> EpisodeEnvironment:
         """The episode named by `episode_id`, else (if allowed) the latest one reset."""
+        if episode_id is not None and not isinstance(episode_id, str):
+            raise InvalidRequestError(f"episode_id must be a string, got {type(episode_id).__name__}")
         if episode_id is None:
             if self.require_episode_id:
                 raise EpisodeIdRequiredError(

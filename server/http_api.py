@@ -24,8 +24,10 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from models import TaskCard
 from server import log_redaction, mcp, ws
+from server.body_limit import BodyTooLarge
 from server.episode import VERSION, EpisodeError
 from server.episode_routes import (
+    CONTENT_TYPE_HEADER,
     EPISODE_HEADER,
     EpisodeRoutes,
     episode_error_json,
@@ -89,7 +91,7 @@ def _step_body_schema(gateway: Gateway) -> dict[str, Any]:
         "properties": {
             "action": action,
             "episode_id": {"type": "string"},
-            "timeout_s": {"type": "number"},
+            "timeout_s": {"type": "number", "exclusiveMinimum": 0},
             "request_id": {"type": "string"},
         },
     }
@@ -172,7 +174,7 @@ def build_surface(
         openapi_extra=_body_schema(ResetRequest.model_json_schema(), required=False),
     )
     async def reset(request: Request) -> Response:  # served by EpisodeRoutes; kept for the schema
-        return _json(reset_result(gateway, await request.body()))
+        return _json(reset_result(gateway, await request.body(), request.headers.get(CONTENT_TYPE_HEADER)))
 
     @app.post(
         "/step",
@@ -183,7 +185,7 @@ def build_surface(
     async def step(request: Request) -> Response:  # served by EpisodeRoutes; kept for the schema
         raw = await request.body()
         header_id, query_id = request.headers.get(EPISODE_HEADER), request.query_params.get("episode_id")
-        return _json(step_result(gateway, raw, header_id, query_id))
+        return _json(step_result(gateway, raw, request.headers.get(CONTENT_TYPE_HEADER), header_id, query_id))
 
     @app.get("/state", tags=["State Management"], summary="The state of an episode")
     async def state(request: Request, episode_id: Optional[str] = None) -> Response:
@@ -208,8 +210,11 @@ def build_surface(
 
     @app.post("/mcp", tags=["MCP"], summary="MCP JSON-RPC 2.0 (tools/list, tools/call)")
     async def mcp_endpoint(request: Request) -> JSONResponse:
-        raw = await request.body()
-        return JSONResponse(mcp.handle(gateway, raw))
+        try:
+            raw = await request.body()
+        except BodyTooLarge as exc:  # streamed past the limit: still a JSON-RPC answer
+            return JSONResponse(mcp.refusal(str(exc.detail)), status_code=exc.status_code)
+        return JSONResponse(mcp.handle(gateway, raw, request.headers.get(CONTENT_TYPE_HEADER)))
 
     @app.websocket("/ws")
     async def websocket_endpoint(socket: ws.WebSocket) -> None:

@@ -3,19 +3,27 @@
 Tools: `reset`, `step`, `state` and `list_tasks`. They run through the same
 `Gateway` as the HTTP routes, so an episode started over MCP can be stepped
 over HTTP and the other way round. Every request, even a malformed one,
-answers 200 with a JSON-RPC response, as the MCP transport expects.
+answers 200 with a JSON-RPC response, as the MCP transport expects: a body
+that is not JSON this server accepts (server/strict_json.py) is a parse error
+(-32700) or an invalid request (-32600), and a body over the size limit answers
+413 with an invalid-request error object (server/body_limit.py).
 """
 
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any, Optional
 
 from server.episode import EpisodeError
 from server.gateway import Gateway, ResetRequest
+from server.strict_json import JsonInputError, MalformedJsonError, body_json
 
 PROTOCOL_VERSION = "2025-06-18"
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS = -32700, -32600, -32601, -32602
+INTERNAL_ERROR = -32603
+
+log = logging.getLogger("server")
 
 
 def _error(code: int, message: str, request_id: Any = None) -> dict[str, Any]:
@@ -72,19 +80,29 @@ def _call(gateway: Gateway, name: Any, arguments: dict[str, Any]) -> Any:
     raise LookupError(f"unknown tool {name!r}; tools: reset, step, state, list_tasks")
 
 
-def handle(gateway: Gateway, raw: bytes) -> dict[str, Any]:
-    """The JSON-RPC response to one raw request body."""
+def refusal(message: str) -> dict[str, Any]:
+    """The JSON-RPC error for a request refused before it could be read (e.g. too large)."""
+    return _error(INVALID_REQUEST, f"Invalid request: {message}")
+
+
+def handle(gateway: Gateway, raw: bytes, content_type: Optional[str] = None) -> dict[str, Any]:
+    """The JSON-RPC response to one raw request body; every problem is a JSON-RPC error."""
     try:
-        request = json.loads(raw) if raw.strip() else None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        request = body_json(raw, content_type)
+    except MalformedJsonError as exc:
         return _error(PARSE_ERROR, f"Parse error: {exc}")
+    except JsonInputError as exc:
+        return refusal(str(exc))
     if not isinstance(request, dict) or request.get("jsonrpc") != "2.0" or not isinstance(
         request.get("method"), str
     ):
-        return _error(INVALID_REQUEST, 'Invalid request: expected {"jsonrpc": "2.0", "method": ..., "id": ...}')
+        return refusal('expected {"jsonrpc": "2.0", "method": ..., "id": ...}')
     request_id: Optional[Any] = request.get("id")
+    if request_id is not None and (isinstance(request_id, bool) or not isinstance(request_id, (str, int, float))):
+        return refusal(f"id must be a string, a number or null, got {type(request_id).__name__}")
     method = request["method"]
-    params = request.get("params") or {}
+    params = request.get("params")
+    params = {} if params is None else params  # absent; an empty array is still not an object
     if not isinstance(params, dict):
         return _error(INVALID_PARAMS, "params must be an object", request_id)
     if method == "initialize":
@@ -100,7 +118,8 @@ def handle(gateway: Gateway, raw: bytes) -> dict[str, Any]:
         return _ok({"tools": tool_list(gateway)}, request_id)
     if method != "tools/call":
         return _error(METHOD_NOT_FOUND, f"Method not found: {method}", request_id)
-    arguments = params.get("arguments") or {}
+    arguments = params.get("arguments")
+    arguments = {} if arguments is None else arguments
     if not isinstance(arguments, dict):
         return _error(INVALID_PARAMS, "arguments must be an object", request_id)
     try:
@@ -110,6 +129,9 @@ def handle(gateway: Gateway, raw: bytes) -> dict[str, Any]:
     except EpisodeError as exc:
         text = json.dumps({"detail": str(exc), "status": exc.status})
         return _ok({"content": [{"type": "text", "text": text}], "isError": True}, request_id)
+    except Exception as exc:  # noqa: BLE001 - a bug: still a JSON-RPC answer
+        log.exception("unhandled error in an MCP tool call")
+        return _error(INTERNAL_ERROR, f"Internal error: {type(exc).__name__}", request_id)
     text = json.dumps(result)
     return _ok({"content": [{"type": "text", "text": text}], "structuredContent": {"result": result},
                 "isError": False}, request_id)

@@ -5,7 +5,8 @@ Episodes are kept in least-recently-used order, so the longest-idle episode is
 always the first one, expiry is a scan from the front, and making room costs
 O(1). At the cap the store drops finished episodes first (oldest first), then
 the longest-idle live one, so a client that plays episodes back to back never
-sees an error; a dropped or expired episode answers 404 afterwards.
+sees an error; a dropped or expired episode answers 404 afterwards. An id is
+never reused while the store holds it: adding a second episode under it is a 409.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections import OrderedDict
 from typing import Callable, Optional
 
 from server.episode import EpisodeEnvironment, EpisodeError
+from services.registry import shown
 
 
 class EpisodeNotFoundError(EpisodeError):
@@ -23,6 +25,10 @@ class EpisodeNotFoundError(EpisodeError):
 
 class EpisodeIdRequiredError(EpisodeError):
     status = 400
+
+
+class EpisodeIdTakenError(EpisodeError):
+    status = 409
 
 
 class EpisodeStore:
@@ -51,11 +57,16 @@ class EpisodeStore:
     def __contains__(self, episode_id: str) -> bool:
         return episode_id in self._episodes
 
+    def ensure_free(self, episode_id: str) -> None:
+        """Refuse (409) an id the store still holds: a new episode never replaces another."""
+        self._expire(self._clock())
+        self._refuse_held(episode_id)
+
     def add(self, env: EpisodeEnvironment) -> None:
         """Register a freshly reset episode, making room if the store is full."""
         now = self._clock()
-        self._drop(env.episode_id)
         self._expire(now)
+        self._refuse_held(env.episode_id)
         while len(self._episodes) >= self.max_live:
             victim = next(iter(self._finished), None) or next(iter(self._episodes))
             self._drop(victim)
@@ -75,7 +86,7 @@ class EpisodeStore:
             entry = None
         if entry is None or entry[0].env_name not in env_names:
             raise EpisodeNotFoundError(
-                f"no live {' or '.join(env_names)} episode with id {episode_id!r}: "
+                f"no live {' or '.join(env_names)} episode with id {shown(episode_id)}: "
                 "it never existed, expired after "
                 f"{self.ttl_seconds:g}s idle, or was dropped to make room; call /reset"
             )
@@ -94,6 +105,14 @@ class EpisodeStore:
         """Mark a finished episode as the first to drop when room is needed."""
         if env.done and env.episode_id in self._episodes:
             self._finished[env.episode_id] = None
+
+    def _refuse_held(self, episode_id: str) -> None:
+        if episode_id in self._episodes:
+            raise EpisodeIdTakenError(
+                f"episode_id {shown(episode_id)} belongs to an episode that is still held "
+                "(live, or finished and not yet dropped): pick another id, or reset without "
+                "one to get a fresh random id"
+            )
 
     def _expire(self, now: float) -> None:
         while self._episodes:

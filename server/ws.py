@@ -5,22 +5,29 @@ messages out: `{"type": "observation"|"state"|"error", "data": {...}}`, as
 `openenv.core.EnvClient` speaks them. The episode belongs to the connection
 (it is not in the HTTP store) and ends with it. Steps run inline on the event
 loop: they take microseconds, so a thread per session would only add cost.
+Every message gets a reply: one that is not JSON this server accepts
+(server/strict_json.py), or that the episode refuses, gets OpenEnv's error reply
+and the session stays open with its episode as it was.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import weakref
-from typing import Any, Optional
+from typing import Any, Optional, Union
 
 from fastapi import WebSocket, WebSocketDisconnect
 from openenv.core.env_server.types import WSErrorCode
 
+from server import strict_json
 from server.episode import EpisodeEnvironment, EpisodeError
 from server.gateway import Gateway, InvalidRequestError
 from server.wire import model_json, result_json, typed_message
 
 __all__ = ["SessionLimit", "WebSocket", "serve"]
+
+log = logging.getLogger("server")
 
 
 class SessionLimit:
@@ -63,33 +70,48 @@ class _Session:
         self.max_message_bytes = max_message_bytes
         self.env: Optional[EpisodeEnvironment] = None
 
-    def handle(self, raw: str) -> Optional[bytes]:
-        """The reply to one message; None means close the connection."""
-        if len(raw) > self.max_message_bytes:
-            return _error(f"message over {self.max_message_bytes} bytes", WSErrorCode.VALIDATION_ERROR)
+    def handle(self, raw: Union[str, bytes]) -> Optional[bytes]:
+        """The reply to one message; None means close the connection.
+
+        Whatever the message holds, the reply is a message: a bad one gets OpenEnv's
+        error reply and leaves the session and its episode as they were.
+        """
+        if len(raw) * 4 > self.max_message_bytes and self._too_large(raw):  # 4: UTF-8's widest
+            return _error(f"message over {self.max_message_bytes} bytes", WSErrorCode.VALIDATION_ERROR,
+                          status=413)
         try:
-            message = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            return _error(f"Invalid JSON: {exc}", WSErrorCode.INVALID_JSON)
-        if not isinstance(message, dict):
-            return _error("message must be a JSON object with a 'type'", WSErrorCode.INVALID_JSON)
-        kind = message.get("type")
-        data = message.get("data", {})
-        try:
-            if kind == "reset":
-                self.env, observation = self.gateway.start(data)
-                return typed_message("observation", result_json(observation))
-            if kind == "step":
-                observation = self.gateway.act(self._env(), data)
-                return typed_message("observation", result_json(observation))
-            if kind == "state":
-                return typed_message("state", model_json(self._env().state))
-            if kind == "close":
-                return None
+            return self._answer(strict_json.loads(raw))
+        except strict_json.MalformedJsonError as exc:
+            return _error(str(exc), WSErrorCode.INVALID_JSON, status=exc.status)
         except InvalidRequestError as exc:
             return _error(str(exc), WSErrorCode.VALIDATION_ERROR, errors=exc.errors, status=exc.status)
         except EpisodeError as exc:
             return _error(str(exc), WSErrorCode.EXECUTION_ERROR, status=exc.status)
+        except Exception as exc:  # noqa: BLE001 - a bug: say so, and keep the session open
+            log.exception("unhandled error in a WebSocket message")
+            return _error(f"internal error: {type(exc).__name__}", WSErrorCode.EXECUTION_ERROR, status=500)
+
+    def _too_large(self, raw: Union[str, bytes]) -> bool:
+        limit = self.max_message_bytes
+        if len(raw) > limit:
+            return True
+        return isinstance(raw, str) and len(raw.encode("utf-8", "surrogatepass")) > limit
+
+    def _answer(self, message: Any) -> Optional[bytes]:
+        if not isinstance(message, dict):
+            return _error("message must be a JSON object with a 'type'", WSErrorCode.INVALID_JSON, status=400)
+        kind = message.get("type")
+        data = message.get("data", {})
+        if kind == "reset":
+            self.env, observation = self.gateway.start(data)
+            return typed_message("observation", result_json(observation))
+        if kind == "step":
+            observation = self.gateway.act(self._env(), data)
+            return typed_message("observation", result_json(observation))
+        if kind == "state":
+            return typed_message("state", model_json(self._env().state))
+        if kind == "close":
+            return None
         return _error(
             f"Unknown message type: {kind!r}; expected reset, step, state or close",
             WSErrorCode.UNKNOWN_TYPE,
@@ -122,9 +144,7 @@ async def serve(socket: WebSocket, gateway: Gateway, limit: SessionLimit, max_me
             if message["type"] == "websocket.disconnect":
                 return
             raw = message.get("text")
-            if raw is None:
-                raw = (message.get("bytes") or b"").decode("utf-8", errors="replace")
-            reply = session.handle(raw)
+            reply = session.handle(raw if raw is not None else message.get("bytes") or b"")
             if reply is None:
                 await socket.close()
                 return

@@ -5,8 +5,10 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from services.base import _Service
-from services.registry import ServiceError, endpoint
+from services.registry import Range, ServiceError, endpoint
 from services.world import SETTINGS, thaw
+
+MAX_STOCK_ADJUSTMENT = 1_000_000
 
 
 class InventoryService(_Service):
@@ -36,7 +38,9 @@ class InventoryService(_Service):
 
     @endpoint("inventory", "/inventory/update-stock", "POST")
     def update_stock(self, sku: Annotated[str, "Product SKU"],
-                     adjustment: Annotated[int, "Units to add (positive) or remove (negative); non-zero"],
+                     adjustment: Annotated[int, "Units to add (positive) or remove (negative); non-zero, "
+                                                "at most 1,000,000 either way",
+                                           Range(-MAX_STOCK_ADJUSTMENT, MAX_STOCK_ADJUSTMENT)],
                      ) -> dict[str, Any]:
         """Adjust stock quantity."""
         product = self._require("products", sku, "sku")

@@ -5,10 +5,12 @@ from __future__ import annotations
 from typing import Annotated, Any, Mapping
 
 from services.base import _Service
-from services.registry import ServiceError, endpoint
+from services.registry import Range, ServiceError, endpoint
 from services.world import SETTINGS, thaw, to_cents
 
 STATUS_CHOICES = ", ".join(SETTINGS["status_transitions"])
+MAX_REFUND = 1_000_000
+"""Largest refund amount taken at all (USD); a real one is bounded by what was charged."""
 
 
 class OrderService(_Service):
@@ -69,14 +71,12 @@ class OrderService(_Service):
 
     @endpoint("order", "/orders/process-refund", "POST")
     def process_refund(self, order_id: Annotated[str, "Order ID to refund"],
-                       amount: Annotated[float, "Amount in USD: positive, whole cents, "
-                                                "at most what remains refundable"],
+                       amount: Annotated[float, "Amount in USD: whole cents, at least 0.01 and at "
+                                                "most what remains refundable", Range(0.01, MAX_REFUND)],
                        reason: Annotated[str, "Why the refund is issued (kept on the order)"],
                        ) -> dict[str, Any]:
         """Issue a refund; several are allowed while their total stays within the charge."""
         order = self._require("orders", order_id, "order")
-        if amount <= 0:
-            raise ServiceError(400, f"amount must be positive, got {amount}")
         if abs(amount * 100 - round(amount * 100)) > 1e-6:
             raise ServiceError(400, f"amount must be in whole cents, got {amount}")
         refunded = sum(to_cents(refund["amount"]) for refund in order["refunds"])

@@ -6,16 +6,25 @@ An episode's writes land in a small copy-on-write overlay held by its
 for a call: it finds the endpoint in the catalogue, validates the parameters and
 runs the handler on this state. This is the top of the package's imports: it
 imports the catalogue (and through it the services), never the other way round.
+
+No input reaches `dispatch`'s last-resort handler: parameters are validated
+(types and ranges, services/registry.py) before a handler runs, and a property
+test over every endpoint holds it to that. It stays for bugs only, which it logs
+with their traceback and answers as a 500 inside the observation, so that one bug
+does not end a training run's episode.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator, Mapping
 from typing import Any, Optional
 
 from services.catalogue import resolve_route
 from services.registry import ServiceError, bind_params
 from services.world import CANONICAL_WORLD, World, thaw
+
+log = logging.getLogger("services")
 
 
 class ServiceState:
@@ -91,5 +100,6 @@ class ServiceState:
             return 200, entry.handler(entry.owner(self), **kwargs)
         except ServiceError as error:
             return error.status, {"error": error.message}
-        except Exception as error:  # a bug must not take the episode down with it
+        except Exception as error:  # a bug: logged loudly, yet it must not take the episode down
+            log.exception("bug in the service handling %s %s", method, endpoint)
             return 500, {"error": f"internal error in {endpoint!r}: {type(error).__name__}"}

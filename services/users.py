@@ -6,11 +6,12 @@ import re
 from typing import Annotated, Any, Optional
 
 from services.base import _Service
-from services.registry import ServiceError, endpoint
+from services.registry import Range, ServiceError, endpoint
 from services.world import SETTINGS, thaw
 
 EMAIL_PATTERN = re.compile(r"^[^@\s]+@[^@\s]+\.[A-Za-z]{2,}$")
 UPDATABLE_USER_FIELDS = ", ".join(SETTINGS["user_updatable_fields"])
+MAX_PAGE = 1_000_000
 
 
 class UserService(_Service):
@@ -33,15 +34,11 @@ class UserService(_Service):
         return thaw(self.state.read("users", found))
 
     @endpoint("user", "/users/list", "GET")
-    def list_users(self, page: Annotated[int, "Page number, starting at 1"] = 1,
-                   per_page: Annotated[int, "Users per page (1-5)"] = SETTINGS["max_per_page"],
+    def list_users(self, page: Annotated[int, "Page number, starting at 1", Range(1, MAX_PAGE)] = 1,
+                   per_page: Annotated[int, "Users per page (1-5)", Range(1, SETTINGS["max_per_page"])]
+                   = SETTINGS["max_per_page"],
                    ) -> dict[str, Any]:
         """List all users, paginated (max 5 per page)."""
-        limit = SETTINGS["max_per_page"]
-        if page < 1:
-            raise ServiceError(400, f"page must be >= 1, got {page}")
-        if not 1 <= per_page <= limit:
-            raise ServiceError(400, f"per_page must be between 1 and {limit}, got {per_page}")
         user_ids = tuple(self.state.world.tables["users"])
         start = (page - 1) * per_page
         users = [self.state.read("users", user_id) for user_id in user_ids[start:start + per_page]]

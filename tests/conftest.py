@@ -20,6 +20,18 @@ def live_server() -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
+def battery_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real uvicorn for the robustness battery, whose log must stay free of errors."""
+    from uvicorn_process import started_server
+
+    log_path = tmp_path_factory.mktemp("robustness") / "server.log"
+    with started_server({}, log_path, log_level="warning") as (_, url):
+        yield url
+    log = log_path.read_text(errors="replace")
+    assert "Traceback" not in log and "ERROR" not in log, log[-3000:]
+
+
+@pytest.fixture(scope="session")
 def cards(live_server: str) -> list:
     """The task cards the live server lists (`/tasks`)."""
     from client import EnvHttpClient

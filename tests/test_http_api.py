@@ -133,6 +133,13 @@ def test_bad_reset_bodies_are_4xx_naming_the_problem(client: TestClient, body: A
     assert needle in response.json()["detail"]
 
 
+def test_thousands_of_bad_fields_get_a_short_answer(client: TestClient) -> None:
+    body = {f"b{i}": 0 for i in range(5000)}  # about 50 KB, under the limit
+    response = client.post("/reset", json=body)
+    assert response.status_code == 422 and len(response.json()["errors"]) == 20
+    assert len(response.content) < 4000
+
+
 def test_malformed_json_is_400(client: TestClient) -> None:
     for path in ("/reset", "/step", "/servicebench/step"):
         response = client.post(path, content=b"{not json", headers={"Content-Type": "application/json"})

@@ -41,7 +41,15 @@ def test_update_stock_persists(state):
     ({"sku": "SKU-445"}, 400),
     ({"sku": "SKU-733", "adjustment": -1}, 409),
     ({"sku": "SKU-000", "adjustment": 1}, 404),
+    ({"sku": "SKU-445", "adjustment": 10**13}, 400),  # 14 digits: beyond any stock, a 400 and not a 500
+    ({"sku": "SKU-445", "adjustment": -(10**13)}, 400),
+    ({"sku": "SKU-445", "adjustment": 1_000_001}, 400),
+    ({"sku": "SKU-445", "adjustment": "99999999999999"}, 400),
+    ({"sku": "SKU-445", "adjustment": 1e300}, 400),
+    ({"sku": "SKU-445", "adjustment": "9" * 5000}, 400),  # past Python's int() digit limit
+    ({"sku": "SKU-445", "adjustment": 10**5000}, 400),
 ])
 def test_update_stock_errors(state, params, status):
-    assert state.dispatch("inventory", "/inventory/update-stock", "POST", params)[0] == status
+    code, body = state.dispatch("inventory", "/inventory/update-stock", "POST", params)
+    assert code == status and body["error"]
     assert not state.has_writes

@@ -82,6 +82,13 @@ def test_refunds_are_recorded_and_several_allowed_up_to_the_charge(state):
     ({"order_id": "ORD-1005", "reason": "r"}, 400),
     ({"order_id": "ORD-1011", "amount": 1, "reason": "already refunded in full"}, 400),
     ({"order_id": "ORD-9999", "amount": 1, "reason": "r"}, 404),
+    ({"order_id": "ORD-1005", "amount": 1e-300, "reason": "r"}, 400),  # positive, yet $0.00 in cents
+    ({"order_id": "ORD-1005", "amount": 0.004, "reason": "r"}, 400),
+    ({"order_id": "ORD-1005", "amount": 1e300, "reason": "r"}, 400),
+    ({"order_id": "ORD-1005", "amount": 10**400, "reason": "r"}, 400),  # beyond a float
+    ({"order_id": "ORD-1005", "amount": "nan", "reason": "r"}, 400),
+    ({"order_id": "ORD-1005", "amount": "1e400", "reason": "r"}, 400),
+    ({"order_id": "ORD-1005", "amount": "1" * 5000, "reason": "r"}, 400),
 ])
 def test_refund_errors(state, params, status):
     assert state.dispatch("order", "/orders/process-refund", "POST", params)[0] == status

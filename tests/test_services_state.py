@@ -6,6 +6,8 @@ import json
 import random
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from services_support import call
 
 from services import BASE, DATA_PATH, ENDPOINT_CATALOGUE, ServiceState, thaw
@@ -28,6 +30,29 @@ def test_dispatch_never_raises_nor_fails_internally():
         code, body = state.dispatch(row["service"], row["endpoint"], row["method"], params)
         assert code in (200, 400, 404, 409), (row["endpoint"], params, body)
         assert isinstance(body, dict) and (code == 200 or body["error"])
+
+
+PLAIN = st.none() | st.booleans() | st.text(max_size=12) | st.sampled_from(
+    ["USR-001", "usr-003 ", "ORD-1005", "SKU-445", "jane.doe@example.com", "returned", "1", "-7", "49.99",
+     "1e3", "nan", "inf", "1_000", "\u0661\u0662", "9" * 5000, "0." + "0" * 400 + "1"])
+NUMBERS = (st.integers() | st.integers(-(10**5000), 10**5000) | st.floats()
+           | st.sampled_from([0, -0.0, 1e-300, 0.005, 0.01, 49.99, 99.0, 10**6, 10**6 + 1, 2**63, 1e308]))
+VALUES = st.recursive(PLAIN | NUMBERS, lambda c: st.lists(c, max_size=3)
+                      | st.dictionaries(st.text(max_size=8) | st.sampled_from(["name", "email", "notes"]),
+                                        c, max_size=3), max_leaves=8)
+
+
+@settings(max_examples=600, deadline=None, derandomize=True, database=None)
+@given(st.sampled_from(ENDPOINT_CATALOGUE), st.data())
+def test_no_parameter_value_reaches_the_last_resort(row: dict, data: st.DataObject) -> None:
+    """Any value for any parameter is a 2xx or a 4xx naming it, never the 500 of a bug; and the answer
+    is plain JSON (a poisoned response would poison the episode's state)."""
+    names = st.sampled_from([*row["params"], "extra"])
+    params = data.draw(st.dictionaries(names, VALUES, max_size=4))
+    code, body = ServiceState().dispatch(row["service"], row["endpoint"], row["method"], params)
+    assert code in (200, 400, 404, 409), (row["endpoint"], params, body)
+    assert code == 200 or body["error"]
+    json.dumps(body, allow_nan=False).encode("utf-8")
 
 
 def _snapshot(state: ServiceState) -> list:

@@ -47,7 +47,8 @@ def test_users_list_paginates_at_most_five(state):
 
 
 @pytest.mark.parametrize("params", [{"page": 0}, {"per_page": 6}, {"per_page": 0}, {"page": "two"},
-                                    {"page": 1.5}, {"page": True}])
+                                    {"page": 1.5}, {"page": True}, {"page": 10**13}, {"page": -(2**63)},
+                                    {"page": "\u0662"}, {"page": "1_0"}])
 def test_users_list_errors(state, params):
     assert state.dispatch("user", "/users/list", "GET", params)[0] == 400
 

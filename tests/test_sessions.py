@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from server.sessions import EpisodeNotFoundError, EpisodeStore
+from server.sessions import EpisodeIdTakenError, EpisodeNotFoundError, EpisodeStore
 
 
 @dataclass
@@ -84,9 +84,20 @@ def test_latest_tracks_the_most_recent_reset_per_env_and_overall() -> None:
         empty.latest_id(None)
 
 
-def test_readding_an_id_replaces_the_episode() -> None:
-    store, _ = make_store()
-    store.add(Episode("a"))
-    replacement = Episode("a")
+def test_an_id_is_never_reused_while_held_and_is_free_again_once_gone() -> None:
+    store, clock = make_store(max_live=3, ttl=60)
+    live, finished = Episode("live"), Episode("finished", done=True)
+    store.add(live)
+    store.add(finished)
+    for held in (live, finished):  # a finished episode is held too: its owner may still read it
+        with pytest.raises(EpisodeIdTakenError, match="still held"):
+            store.ensure_free(held.episode_id)
+        with pytest.raises(EpisodeIdTakenError):
+            store.add(Episode(held.episode_id))
+        assert store.get(held.episode_id, ("servicebench",)) is held
+    store.ensure_free("new")
+    clock.now += 61  # expired: the ids are free again
+    store.ensure_free("live")
+    replacement = Episode("live")
     store.add(replacement)
-    assert len(store) == 1 and store.get("a", ("servicebench",)) is replacement
+    assert store.get("live", ("servicebench",)) is replacement
