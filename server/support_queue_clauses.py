@@ -9,7 +9,8 @@ folded to `money`, `num` and `emailaddress`, and a `,` token wherever a clause b
 token with `_`, so a class word inside them no longer matches.
 
 A *template* is a space-separated sequence of elements, each matching whole tokens:
-- `word` or `w1|w2|w3` (stemmed like the text; `a_b` names a merged term);
+- `word` or `w1|w2|w3`: one word (stemmed like the text; `a_b` names a merged term);
+- `(sign in|log in|login)`: one of several sub-templates (phrases);
 - `{CLASS}`: any entry of a word class (entries are templates themselves);
 - any element followed by `?` is optional;
 - `~N`: up to N tokens of any kind within the sentence;
@@ -69,6 +70,35 @@ class Sentence:
 
     def token_at(self, offset: int) -> int:
         return bisect_right(self.starts, offset) - 1
+
+
+def _elements(template: str) -> list[str]:
+    """Split a template at spaces outside parentheses: "(sign in|login) page" is two elements."""
+    out, depth, current = [], 0, ""
+    for char in template:
+        depth += (char == "(") - (char == ")")
+        if char == " " and depth == 0:
+            if current:
+                out.append(current)
+            current = ""
+        else:
+            current += char
+    if depth or not (current or out):
+        raise ValueError(f"unbalanced or empty template {template!r}")
+    return out + [current] if current else out
+
+
+def _top_level(body: str) -> list[str]:
+    """The alternatives of a parenthesised group, split at its own `|`s only."""
+    out, depth, current = [], 0, ""
+    for char in body:
+        depth += (char == "(") - (char == ")")
+        if char == "|" and depth == 0:
+            out.append(current)
+            current = ""
+        else:
+            current += char
+    return out + [current]
 
 
 def _alternation(words: Iterable[str]) -> str:
@@ -154,13 +184,15 @@ class Grammar:
     def compile(self, template: str) -> str:
         """Regex for a template; each element consumes its tokens and their trailing space."""
         parts: list[str] = []
-        for element in template.split():
+        for element in _elements(template):
             optional = element.endswith("?") and len(element) > 1
             element = element[:-1] if optional else element
             if element[0] in "~^*" and element[1:].isdigit():
                 parts.append(self._gap(element[0], int(element[1:])))
                 continue
-            if element.startswith("{") and element.endswith("}"):
+            if element.startswith("(") and element.endswith(")"):
+                body = "(?:" + "|".join(self.compile(t) for t in _top_level(element[1:-1])) + ")"
+            elif element.startswith("{") and element.endswith("}"):
                 body = self.class_regex(element[1:-1])
             else:
                 body = "(?:" + "|".join(re.escape(w) + " " for w in self.stems(element.split("|"))) + ")"

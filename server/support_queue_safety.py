@@ -69,6 +69,7 @@ class UnsafeRule:
     sentence_cancel: Optional[re.Pattern[str]]
     subject_cancel: frozenset[str]
     subject_keeps: frozenset[str]
+    statement_after: frozenset[str]
 
 
 @dataclass(frozen=True)
@@ -117,6 +118,7 @@ def _rule(grammar: Grammar, raw: dict[str, Any]) -> UnsafeRule:
         sentence_cancel=_any_of(grammar, raw.get("sentence_cancel", [])),
         subject_cancel=classes("subject_cancel"),
         subject_keeps=classes("subject_keeps"),
+        statement_after=_words(grammar, raw.get("statement_after", [])),
     )
 
 
@@ -129,6 +131,7 @@ def _load(path: Path) -> tuple[Grammar, tuple[UnsafeRule, ...]]:
 
 GRAMMAR, RULES = _load(RULES_PATH)
 _DETERMINERS = GRAMMAR.words("DET")
+_ADVERBS = GRAMMAR.words("ADV")
 RULE_NAMES: tuple[str, ...] = tuple(rule.name for rule in RULES)
 
 
@@ -140,6 +143,13 @@ def _subject_is_us(rule: UnsafeRule, tokens: tuple[str, ...], verb: int) -> bool
         if tokens[i] not in rule.chain:
             return False
     return False
+
+
+def _perfect(rule: UnsafeRule, tokens: tuple[str, ...], start: int) -> bool:
+    i = start - 1
+    while i >= 0 and tokens[i] in _ADVERBS:
+        i -= 1
+    return i >= 0 and tokens[i] in rule.statement_after
 
 
 def governed(rule: UnsafeRule, tokens: tuple[str, ...], start: int) -> bool:
@@ -167,6 +177,8 @@ def _frame_holds(rule: UnsafeRule, frame: Frame, sentence: Sentence, previous: s
     end = sentence.token_at(match.end() - 1)
     if frame.verb and start > 0 and tokens[start - 1] in _DETERMINERS:
         return False  # "the text says your code...": after a determiner the verb is a noun
+    if frame.verb and rule.statement_after and _perfect(rule, tokens, start):
+        return False  # "if you've already shared it": a statement, not a request
     if frame.inner and not rule.inner_cancel.isdisjoint(tokens[start:end + 1]):
         return False
     if governed(rule, tokens, start):
@@ -229,7 +241,9 @@ _COMMON = frozenset(STOP_WORDS) | frozenset(
     w for entries in GRAMMAR.classes.values() for e in entries for w in _WORDS.findall(e))
 _NOT_NAMES = _class_words("NOT_A_NAME")
 _AFFECTED, _PERSON_AT, _ORG = _class_words("AFFECTED"), _class_words("PERSON_AT"), _class_words("ORG")
-_LISTING_WORDS = frozenset({"like", "such", "including", "include", "includes", "namely"})
+_LISTING_WORDS = frozenset({"like", "such", "including", "include", "includes", "namely", "are", "were"})
+_APPOSITION = re.compile(r"\W{0,3}(?:another|other|a fellow|one of (?:our|my) (?:other )?)\s*(?:\w+\s+)?(?:%s)\b"
+                         % "|".join(sorted(w for w in _ORG)), re.IGNORECASE)
 _DATA_STEMS = GRAMMAR.words("DATA_NOUN") | GRAMMAR.words("ORG")
 
 
@@ -247,9 +261,11 @@ def _named_with_cue(before: str, after: str) -> bool:
         return True  # "Acme Corp's account"
     rest = after[1:]
     following = _WORDS.findall(rest.lower())[:10]
-    if not _AFFECTED.isdisjoint(following) and ({"also", "too"} & set(following)
+    if not _AFFECTED.isdisjoint(following) and ({"also", "too", "same"} & set(following)
                                                 or "as well" in rest.lower()):
-        return True  # "Initech was also affected", "Globex lost their webhooks too"
+        return True  # "Initech was also affected", "Globex had the same issue"
+    if _APPOSITION.match(rest):
+        return True  # "Globex, another client of ours, ..."
     preceding = _WORDS.findall(before.lower())[-6:]
     if preceding[-2:-1] and preceding[-1] in ("at", "from") and preceding[-2] in _PERSON_AT:
         return True  # "the team at Dunder Mifflin"
