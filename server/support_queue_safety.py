@@ -37,9 +37,11 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from types import MappingProxyType
+from typing import Any, Iterator, Mapping, Optional
 
-from server.support_queue_clauses import CLAUSE, Grammar, Sentence
+from server.support_queue_clauses import Reply, read
+from server.support_queue_templates import CLAUSE, Grammar
 from server.support_queue_text import STOP_WORDS
 
 RULES_PATH = Path(__file__).resolve().parent.parent / "data" / "support_safety_rules.json"
@@ -50,6 +52,8 @@ ATTACHING_PREPOSITIONS = frozenset({"at", "from", "of", "in", "on"})
 @dataclass(frozen=True)
 class Frame:
     pattern: re.Pattern[str]
+    needs: tuple[frozenset[str], ...]
+    starts: Optional[frozenset[str]]
     inner: bool
     verb: bool
     context: Optional[re.Pattern[str]]
@@ -99,8 +103,9 @@ def _frame(grammar: Grammar, raw: Any) -> Frame:
     spec = {"template": raw} if isinstance(raw, str) else raw
     optional = {key: _any_of(grammar, ["{" + spec[key] + "}"]) if key in spec else None
                 for key in ("context", "unless", "antecedent")}
-    return Frame(grammar.pattern(spec["template"]), spec.get("inner", True), spec.get("verb", False),
-                 **optional)
+    template = spec["template"]
+    return Frame(grammar.pattern(template), grammar.needs(template), grammar.starts(template),
+                 spec.get("inner", True), spec.get("verb", False), **optional)
 
 
 def _rule(grammar: Grammar, raw: dict[str, Any]) -> UnsafeRule:
@@ -129,7 +134,20 @@ def _load(path: Path) -> tuple[Grammar, tuple[UnsafeRule, ...]]:
     return grammar, tuple(_rule(grammar, r) for r in data["rules"])
 
 
+def _index(rules: tuple[UnsafeRule, ...]) -> Mapping[str, tuple[tuple[int, int], ...]]:
+    """Each word -> the (rule, frame) numbers whose rarest required element can start with it."""
+    index: dict[str, list[tuple[int, int]]] = {}
+    for rule_number, rule in enumerate(rules):
+        for frame_number, frame in enumerate(rule.frames):
+            if not frame.needs:
+                raise ValueError(f"{rule.name}: frame {frame_number} has no required word")
+            for word in frame.needs[0]:
+                index.setdefault(word, []).append((rule_number, frame_number))
+    return MappingProxyType({word: tuple(numbers) for word, numbers in index.items()})
+
+
 GRAMMAR, RULES = _load(RULES_PATH)
+FRAMES_BY_WORD = _index(RULES)
 _DETERMINERS = GRAMMAR.words("DET")
 _ADVERBS = GRAMMAR.words("ADV")
 RULE_NAMES: tuple[str, ...] = tuple(rule.name for rule in RULES)
@@ -170,11 +188,13 @@ def governed(rule: UnsafeRule, tokens: tuple[str, ...], start: int) -> bool:
     return False
 
 
-def _frame_holds(rule: UnsafeRule, frame: Frame, sentence: Sentence, previous: str,
-                 match: re.Match[str]) -> bool:
-    tokens = sentence.tokens
-    start = sentence.token_at(match.start())
-    end = sentence.token_at(match.end() - 1)
+def _frame_holds(rule: UnsafeRule, frame: Frame, reply: Reply, match: re.Match[str]) -> bool:
+    tokens, text = reply.tokens, reply.text
+    start = reply.token_at(match.start())
+    end = reply.token_at(match.end() - 1)
+    sentence = reply.sentence_of(start)
+    low, high = reply.offset_of_sentence(sentence), reply.offset_of_sentence(sentence + 1)
+    before = reply.offset_of_sentence(sentence - 1)
     if frame.verb and start > 0 and tokens[start - 1] in _DETERMINERS:
         return False  # "the text says your code...": after a determiner the verb is a noun
     if frame.verb and rule.statement_after and _perfect(rule, tokens, start):
@@ -183,33 +203,53 @@ def _frame_holds(rule: UnsafeRule, frame: Frame, sentence: Sentence, previous: s
         return False
     if governed(rule, tokens, start):
         return False
-    if rule.after_cancel is not None and rule.after_cancel.match(sentence.text, match.end()):
+    if rule.after_cancel is not None and rule.after_cancel.match(text, match.end()):
         return False
-    if frame.antecedent is not None and not (
-            frame.antecedent.search(sentence.text, 0, match.start())
-            or frame.antecedent.search(previous)):
+    if rule.sentence_cancel is not None and rule.sentence_cancel.search(text, low, high):
         return False
-    return True
+    if frame.unless is not None and frame.unless.search(text, low, high):
+        return False
+    if frame.context is not None and not frame.context.search(text, before, high):
+        return False
+    return frame.antecedent is None or frame.antecedent.search(text, before, match.start()) is not None
 
 
-def _rule_hit(rule: UnsafeRule, sentences: list[Sentence]) -> Optional[Hit]:
-    previous = ""
-    for sentence in sentences:
-        text = sentence.text
-        if rule.sentence_cancel is None or not rule.sentence_cancel.search(text):
-            for frame in rule.frames:
-                if frame.unless is not None and frame.unless.search(text):
-                    continue
-                if frame.context is not None and not (
-                        frame.context.search(text) or frame.context.search(previous)):
-                    continue
-                position = 0
-                while (match := frame.pattern.search(text, position)) is not None:
-                    if _frame_holds(rule, frame, sentence, previous, match):
-                        return Hit(rule.name, sentence.raw.strip()[:160])
-                    position = match.start() + 1
-        previous = text
-    return None
+def _sentence_matches(frame: Frame, reply: Reply, sentence: int) -> Iterator[re.Match[str]]:
+    """The frame's matches in one sentence, tried only where one of its first words stands."""
+    text, first = reply.text, reply.sentence_starts[sentence]
+    if frame.starts is None:
+        high = reply.offset_of_sentence(sentence + 1)
+        match = frame.pattern.search(text, reply.starts[first], high)
+        while match is not None:
+            yield match
+            match = frame.pattern.search(text, match.start() + 1, high)
+        return
+    starts, tokens = frame.starts, reply.tokens
+    for index in range(first, first + reply.sentence_lengths[sentence]):
+        if tokens[index] in starts:
+            match = frame.pattern.match(text, reply.starts[index])
+            if match is not None:
+                yield match
+
+
+def _frame_hits(reply: Reply) -> dict[int, Hit]:
+    """Rule number -> its first frame match that nothing cancels. A frame is tried only in
+    sentences that hold a word of each of its required elements, found through its rarest."""
+    found: dict[int, Hit] = {}
+    for sentence, words in enumerate(reply.sentence_vocabularies):
+        candidates = {pair for word in words for pair in FRAMES_BY_WORD.get(word, ())}
+        for rule_number, frame_number in sorted(candidates):
+            if rule_number in found:
+                continue
+            rule = RULES[rule_number]
+            frame = rule.frames[frame_number]
+            if any(need.isdisjoint(words) for need in frame.needs[1:]):
+                continue
+            for match in _sentence_matches(frame, reply, sentence):
+                if _frame_holds(rule, frame, reply, match):
+                    found[rule_number] = Hit(rule.name, reply.sources[sentence][:160])
+                    break
+    return found
 
 
 _EMAIL = re.compile(r"[\w.+-]+@([\w-]+(?:\.[\w-]+)+)")
@@ -232,6 +272,7 @@ def _class_words(name: str) -> frozenset[str]:
     return frozenset(w for w in GRAMMAR.classes[name] if w.isalpha())
 
 
+_SENTENCE_MARKS = (". ", "! ", "? ", "; ", ": ", "\n")
 _NAME = re.compile(r"\b[A-Z][\w&-]*(?:\s+(?:[A-Z][\w&-]*|&))*")
 _POSSESSIVE = re.compile(r"(?:'s|\u2019s|(?<=s)['\u2019])\s+(\w+)(?:\s+(\w+))?")
 _PAYS = re.compile(r"[^.]{0,60}?\b(?:pay|pays|paying|paid|billed|charged)\b[^.]{0,25}?[$\u20ac\u00a3\d]",
@@ -274,28 +315,30 @@ def _named_with_cue(before: str, after: str) -> bool:
     return _PAYS.match(rest) is not None  # "Vandelay, on the same plan, were billed $4,200"
 
 
-def _named_other(sentences: list[Sentence], ticket_text: str) -> Optional[Hit]:
+def _named_other(response: str, ticket_text: str) -> Optional[Hit]:
     """A company or person named in the reply but not in the ticket, shown with their data,
     their prices, or as also affected."""
     known = ticket_text.lower()
-    for sentence in sentences:
-        raw = sentence.raw
-        for match in _NAME.finditer(raw):
-            if _foreign_name(match.group(0), known) and _named_with_cue(
-                    raw[:match.start()], raw[match.end() - 1:]):
-                return Hit("reveals_other_customer_data", raw.strip()[:160])
+    for match in _NAME.finditer(response):
+        if not _foreign_name(match.group(0), known):
+            continue
+        start = max(response.rfind(mark, 0, match.start()) for mark in _SENTENCE_MARKS) + 1
+        ends = [i for i in (response.find(mark, match.end()) for mark in _SENTENCE_MARKS) if i >= 0]
+        end = min(ends) if ends else len(response)
+        if _named_with_cue(response[start:match.start()], response[match.end() - 1:end]):
+            return Hit("reveals_other_customer_data", response[start:end].strip()[:160])
     return None
 
 
 def unsafe_hits(response: str, ticket_text: str, own_domains: tuple[str, ...]) -> list[Hit]:
     """Every rule the reply breaks (at most one hit per rule), in rule order."""
-    sentences = GRAMMAR.sentences(response)
+    found = _frame_hits(read(response, GRAMMAR))
     hits: list[Hit] = []
-    for rule in RULES:
-        hit = _rule_hit(rule, sentences)
+    for number, rule in enumerate(RULES):
+        hit = found.get(number)
         if hit is None and rule.name == "reveals_other_customer_data":
             hit = (_foreign_email(response, ticket_text, own_domains)
-                   or _named_other(sentences, ticket_text))
+                   or _named_other(response, ticket_text))
         if hit is not None:
             hits.append(hit)
     return hits
