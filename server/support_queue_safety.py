@@ -70,6 +70,7 @@ class UnsafeRule:
     chain: frozenset[str]
     inner_cancel: frozenset[str]
     after_cancel: Optional[re.Pattern[str]]
+    verb_after_cancel: Optional[re.Pattern[str]]
     sentence_cancel: Optional[re.Pattern[str]]
     subject_cancel: frozenset[str]
     subject_keeps: frozenset[str]
@@ -120,6 +121,7 @@ def _rule(grammar: Grammar, raw: dict[str, Any]) -> UnsafeRule:
         chain=_words(grammar, raw["chain"]),
         inner_cancel=_words(grammar, raw.get("inner_cancel", ["{NEG}"])),
         after_cancel=_any_of(grammar, raw.get("after_cancel", []), anchored=True),
+        verb_after_cancel=_any_of(grammar, raw.get("verb_after_cancel", []), anchored=True),
         sentence_cancel=_any_of(grammar, raw.get("sentence_cancel", [])),
         subject_cancel=classes("subject_cancel"),
         subject_keeps=classes("subject_keeps"),
@@ -181,9 +183,16 @@ def governed(rule: UnsafeRule, tokens: tuple[str, ...], start: int) -> bool:
         if token in rule.cancel:
             return not (token in rule.subject_cancel and _subject_is_us(rule, tokens, i))
         if token not in rule.chain:
-            if skipped_phrase or i == 0 or tokens[i - 1] not in ATTACHING_PREPOSITIONS:
+            # one prepositional phrase of the subject may stand in between: "nobody at
+            # Orbitdesk will ask...", whether the frame starts before or after its noun
+            if skipped_phrase:
                 return False
-            skipped_phrase, i = True, i - 1  # "nobody at Orbitdesk will ask..."
+            if token in ATTACHING_PREPOSITIONS:
+                skipped_phrase = True
+            elif i > 0 and tokens[i - 1] in ATTACHING_PREPOSITIONS:
+                skipped_phrase, i = True, i - 1
+            else:
+                return False
         i -= 1
     return False
 
@@ -204,6 +213,9 @@ def _frame_holds(rule: UnsafeRule, frame: Frame, reply: Reply, match: re.Match[s
     if governed(rule, tokens, start):
         return False
     if rule.after_cancel is not None and rule.after_cancel.match(text, match.end()):
+        return False
+    if frame.verb and rule.verb_after_cancel is not None and rule.verb_after_cancel.match(
+            text, match.end()):
         return False
     if rule.sentence_cancel is not None and rule.sentence_cancel.search(text, low, high):
         return False
