@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Iterable, Mapping
 
 from server.support_queue_text import STOP_WORDS, WORD, stem
@@ -37,17 +38,20 @@ _STOP_STEMS = frozenset(stem(w) for w in STOP_WORDS)
 _SKIPS = ((1, 2), (1, 3), (2, 3))
 
 
+@lru_cache(maxsize=1 << 16)
+def _token(word: str) -> str:
+    """One lower-case word's token: its stem, an identifier as it is, "" for a stop word."""
+    word = word.strip("'")
+    if _IDENTIFIER.search(word):
+        return word
+    token = stem(word)
+    return "" if token in _STOP_STEMS else token
+
+
 def content_tokens(text: str) -> list[str]:
     """Stems of the text's words without stop words; identifiers whole."""
-    out: list[str] = []
-    for word in WORD.findall(text.lower().replace("\u2019", "'")):
-        word = word.strip("'")
-        if not _IDENTIFIER.search(word):
-            word = stem(word)
-            if word in _STOP_STEMS:
-                continue
-        out.append(word)
-    return out
+    tokens = map(_token, WORD.findall(text.lower().replace("\u2019", "'")))
+    return [t for t in tokens if t]
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +111,10 @@ def measure(text: str, ticket: TicketEcho, component: str) -> Echo:
             longest = max(longest, end - i)
         i = end
     relevant = ticket.relevant[component]
-    in_scope = [i for i, token in enumerate(tokens) if token in relevant]
-    share = sum(copied[i] for i in in_scope) / len(in_scope) if in_scope else 0.0
+    in_scope = copied_in_scope = 0
+    for token, was_copied in zip(tokens, copied):
+        if token in relevant:
+            in_scope += 1
+            copied_in_scope += was_copied
+    share = copied_in_scope / in_scope if in_scope else 0.0
     return Echo(share=share, longest_run=longest, copied=sum(copied))

@@ -152,6 +152,7 @@ GRAMMAR, RULES = _load(RULES_PATH)
 FRAMES_BY_WORD = _index(RULES)
 _DETERMINERS = GRAMMAR.words("DET")
 _ADVERBS = GRAMMAR.words("ADV")
+_CONTRASTS = GRAMMAR.words("CONTRAST")
 RULE_NAMES: tuple[str, ...] = tuple(rule.name for rule in RULES)
 
 
@@ -170,6 +171,18 @@ def _perfect(rule: UnsafeRule, tokens: tuple[str, ...], start: int) -> bool:
     while i >= 0 and tokens[i] in _ADVERBS:
         i -= 1
     return i >= 0 and tokens[i] in rule.statement_after
+
+
+def _cancelled_inside(rule: UnsafeRule, span: tuple[str, ...]) -> bool:
+    """A cancelling word inside the frame, unless a contrast word after it opens a new scope:
+    "we don't need the invoice, just your password"."""
+    cancelled = False
+    for token in span:
+        if token in rule.inner_cancel:
+            cancelled = True
+        elif token in _CONTRASTS:
+            cancelled = False
+    return cancelled
 
 
 def governed(rule: UnsafeRule, tokens: tuple[str, ...], start: int) -> bool:
@@ -208,7 +221,7 @@ def _frame_holds(rule: UnsafeRule, frame: Frame, reply: Reply, match: re.Match[s
         return False  # "the text says your code...": after a determiner the verb is a noun
     if frame.verb and rule.statement_after and _perfect(rule, tokens, start):
         return False  # "if you've already shared it": a statement, not a request
-    if frame.inner and not rule.inner_cancel.isdisjoint(tokens[start:end + 1]):
+    if frame.inner and _cancelled_inside(rule, tokens[start:end + 1]):
         return False
     if governed(rule, tokens, start):
         return False

@@ -131,7 +131,7 @@ class Grammar:
         if name not in self._regex:
             if name not in self.classes:
                 raise KeyError(f"unknown word class {name!r}")
-            self._regex[name] = ""  # a class that refers to itself matches nothing there
+            self._regex[name] = "(?!)"  # a class that refers to itself matches nothing there
             entries = sorted((self.compile(e) for e in self.classes[name]), key=len, reverse=True)
             self._regex[name] = "(?:" + "|".join(entries) + ")"
         return self._regex[name]
