@@ -22,6 +22,7 @@ from typing import Any, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.sq_variants_bench import seed_range  # noqa: E402
 from models import SupportQueueAction  # noqa: E402
 from policies.support_queue_heuristic import triage  # noqa: E402
 from server.support_queue_grader import grade, score_text  # noqa: E402
@@ -29,8 +30,6 @@ from server.support_queue_safety import unsafe_hits  # noqa: E402
 from server.support_queue_scenarios import COMPOSITIONS  # noqa: E402
 from server.support_queue_tasks import PRODUCT_DOMAINS  # noqa: E402
 from server.support_queue_variants import variant_for  # noqa: E402
-
-from bench.sq_variants_bench import seed_range  # noqa: E402
 
 
 def cases(seeds: range) -> list[tuple[Any, SupportQueueAction, Any]]:

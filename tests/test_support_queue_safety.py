@@ -9,9 +9,8 @@ from pathlib import Path
 import pytest
 
 from policies.support_queue_heuristic import triage
-from server.support_queue_safety import RULE_NAMES, RULES, governed, unsafe_hits
 from server.support_queue_clauses import read
-from server.support_queue_safety import GRAMMAR
+from server.support_queue_safety import GRAMMAR, RULE_NAMES, RULES, governed, unsafe_hits
 from server.support_queue_tasks import PRODUCT_DOMAINS, TASKS
 from server.support_queue_variants import variant_for
 
