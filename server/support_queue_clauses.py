@@ -98,8 +98,7 @@ def read(text: str, grammar: Grammar) -> Reply:
             del words[0]
         if not words:
             continue
-        if grammar.has_merged_terms(words):
-            words = grammar.merged(words)
+        words = grammar.merged(words)
         words.append(END)
         sentence_starts.append(len(tokens))
         lengths.append(len(words))

@@ -99,22 +99,19 @@ def measure(text: str, ticket: TicketEcho, component: str) -> Echo:
     marks = _marks(tokens, ticket)
     copied = bytearray(len(tokens))
     longest = i = 0
-    while i < len(tokens):
-        if not marks[i]:
-            i += 1
-            continue
-        end = i
-        while end < len(tokens) and (marks[end] or (end + 1 < len(tokens) and marks[end + 1])):
-            end += 1  # a run bridges one changed, dropped or added token
-        if sum(marks[i:end]) >= MIN_RUN:
-            copied[i:end] = marks[i:end]
-            longest = max(longest, end - i)
-        i = end
+    if any(marks):
+        while i < len(tokens):
+            if not marks[i]:
+                i += 1
+                continue
+            end = i
+            while end < len(tokens) and (marks[end] or (end + 1 < len(tokens) and marks[end + 1])):
+                end += 1  # a run bridges one changed, dropped or added token
+            if sum(marks[i:end]) >= MIN_RUN:
+                copied[i:end] = marks[i:end]
+                longest = max(longest, end - i)
+            i = end
     relevant = ticket.relevant[component]
-    in_scope = copied_in_scope = 0
-    for token, was_copied in zip(tokens, copied):
-        if token in relevant:
-            in_scope += 1
-            copied_in_scope += was_copied
-    share = copied_in_scope / in_scope if in_scope else 0.0
+    in_scope = [was_copied for token, was_copied in zip(tokens, copied) if token in relevant]
+    share = sum(in_scope) / len(in_scope) if in_scope else 0.0
     return Echo(share=share, longest_run=longest, copied=sum(copied))

@@ -258,6 +258,14 @@ def _sentence_matches(frame: Frame, reply: Reply, sentence: int) -> Iterator[re.
                 yield match
 
 
+def _all_present(needs: tuple[frozenset[str], ...], words: frozenset[str]) -> bool:
+    """Each required element has a word in the sentence (the first one is known to)."""
+    for need in needs[1:]:
+        if need.isdisjoint(words):
+            return False
+    return True
+
+
 def _frame_hits(reply: Reply) -> dict[int, Hit]:
     """Rule number -> its first frame match that nothing cancels. A frame is tried only in
     sentences that hold a word of each of its required elements, found through its rarest."""
@@ -269,7 +277,7 @@ def _frame_hits(reply: Reply) -> dict[int, Hit]:
                 continue
             rule = RULES[rule_number]
             frame = rule.frames[frame_number]
-            if any(need.isdisjoint(words) for need in frame.needs[1:]):
+            if not _all_present(frame.needs, words):
                 continue
             for match in _sentence_matches(frame, reply, sentence):
                 if _frame_holds(rule, frame, reply, match):

@@ -17,6 +17,7 @@ A template compiles to a regular expression over the tokens joined by spaces.
 from __future__ import annotations
 
 import re
+from itertools import accumulate
 from typing import Iterable, Mapping, Optional, Sequence
 
 from server.support_queue_text import stem
@@ -95,27 +96,26 @@ class Grammar:
         known = self._stems.get
         return [known(w) or self.stem(w) for w in words]
 
-    def has_merged_terms(self, tokens: Iterable[str]) -> bool:
-        return not self._merge.keys().isdisjoint(tokens)
-
     def merged(self, tokens: list[str]) -> list[str]:
         """`tokens` with each merged term (longest at each start) joined into one token."""
+        merge = self._merge
+        candidates = [i for i, token in enumerate(tokens) if token in merge]
+        if not candidates:
+            return tokens
         text = " ".join(tokens) + " "
+        offsets = list(accumulate((len(t) + 1 for t in tokens), initial=0))
         out: list[str] = []
-        i = offset = 0
-        while i < len(tokens):
-            pattern = self._merge.get(tokens[i])
-            match = pattern.match(text, offset) if pattern is not None else None
-            if match is None:
-                out.append(tokens[i])
-                offset += len(tokens[i]) + 1
-                i += 1
+        done = 0
+        for i in candidates:
+            if i < done:
                 continue
-            span = match.group(0).rstrip()
-            out.append(span.replace(" ", "_"))
-            offset += len(span) + 1
-            i += span.count(" ") + 1
-        return out
+            match = merge[tokens[i]].match(text, offsets[i])
+            if match is not None:
+                width = match.group(0).count(" ")  # one space after each token it took
+                out += tokens[done:i]
+                out.append("_".join(tokens[i:i + width]))
+                done = i + width
+        return out + tokens[done:]
 
     def words(self, name: str) -> frozenset[str]:
         """The one-token entries of a class (with its sub-classes), stemmed: for set tests."""
