@@ -9,18 +9,17 @@ identifiers kept whole ("wms.acme.example", "13:57", "inv-20417"). A token is *c
 when it belongs to three tokens, in order, with at most one token skipped on either side,
 that also stand together in the ticket (subject, body and events), and to a run of at
 least `MIN_RUN` such tokens; a run bridges single tokens that were changed, dropped or
-added, so light edits do not break it. From that:
-
-- `share`: copied tokens / *relevant* tokens, the text's tokens that occur in the ticket
-  or in the ticket's facts for that text. Filler ("thanks for your patience") is in
-  neither, so diluting a paste with it does not lower the share; stating a fact in one's
-  own words adds relevant tokens that are not copied, so it does;
-- `longest_run`: the longest copied run, in tokens: a pasted passage.
+added, so light edits do not break it. The *share* is copied tokens / *relevant* tokens, the
+text's tokens that occur in the ticket or in the ticket's facts for that text. Filler
+("thanks for your patience") is in neither, so diluting a paste with it does not lower
+the share; stating a fact in one's own words adds relevant tokens that are not copied,
+so it does.
 
 Restating a fact in the ticket's words ("the TLS certificate on that server expired at
-13:57 UTC") copies a few short runs; that is a genuine reply. The limits
-(`ECHO_LIMITS` in the grader) sit above every gold text of the canonical tasks and
-of the seeded variants, and below pastes of the ticket with or without light edits.
+13:57 UTC") copies a few runs and leaves most relevant tokens the writer's own; that is
+a genuine reply. The limits (`ECHO_LIMITS` in the grader) sit above every gold text of
+the canonical tasks and of the seeded variants (which the proof checks), and below
+pastes of the ticket with or without light edits.
 """
 
 from __future__ import annotations
@@ -77,7 +76,6 @@ class TicketEcho:
 @dataclass(frozen=True, slots=True)
 class Echo:
     share: float
-    longest_run: int
     copied: int
 
 
@@ -98,7 +96,7 @@ def measure(text: str, ticket: TicketEcho, component: str) -> Echo:
     tokens = content_tokens(text)
     marks = _marks(tokens, ticket)
     copied = bytearray(len(tokens))
-    longest = i = 0
+    i = 0
     if any(marks):
         while i < len(tokens):
             if not marks[i]:
@@ -109,9 +107,8 @@ def measure(text: str, ticket: TicketEcho, component: str) -> Echo:
                 end += 1  # a run bridges one changed, dropped or added token
             if sum(marks[i:end]) >= MIN_RUN:
                 copied[i:end] = marks[i:end]
-                longest = max(longest, end - i)
             i = end
     relevant = ticket.relevant[component]
     in_scope = [was_copied for token, was_copied in zip(tokens, copied) if token in relevant]
     share = sum(in_scope) / len(in_scope) if in_scope else 0.0
-    return Echo(share=share, longest_run=longest, copied=sum(copied))
+    return Echo(share=share, copied=sum(copied))

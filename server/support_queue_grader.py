@@ -16,8 +16,8 @@ Coverage is hard to game: a text earns no coverage at all (flag in brackets) whe
   `REPEAT_MIN_WORDS`) content words and occurs at least `REPEAT_MIN_COUNT`
   times: keyword repetition [repeated_keywords];
 - it echoes the ticket (server/support_queue_echo.py): at least `ECHO_LIMITS.share` of
-  its ticket-and-fact words are copied from the ticket (and at least `min_copied` of
-  them), or it copies a passage of `ECHO_LIMITS.run` tokens or more [echoes_ticket].
+  its ticket-and-fact words are copied from the ticket, and at least `min_copied` of
+  them [echoes_ticket].
   A reply that restates a fact in the ticket's words keeps its coverage; a pasted ticket,
   pasted with light edits or padded with filler, does not. The summary is an internal
   note and may quote the ticket's phrases, so only a (near-)verbatim excerpt loses it.
@@ -63,16 +63,16 @@ DECIMALS = 6
 
 @dataclass(frozen=True)
 class EchoLimit:
-    """A text echoes its ticket when `share` or `run` is reached (see support_queue_echo)."""
+    """A text echoes its ticket when at least `share` of its relevant tokens, and at least
+    `min_copied` tokens, are copied from it (see server/support_queue_echo.py)."""
 
     share: float
     min_copied: int
-    run: int
 
 
 ECHO_LIMITS: Mapping[str, EchoLimit] = MappingProxyType({
-    "summary": EchoLimit(share=0.95, min_copied=8, run=28),
-    "response": EchoLimit(share=0.75, min_copied=8, run=20),
+    "summary": EchoLimit(share=0.95, min_copied=8),
+    "response": EchoLimit(share=0.75, min_copied=8),
 })
 
 TextComponent = Literal["summary", "response"]
@@ -100,7 +100,6 @@ class CoverageScore(BaseModel):
     word_count: int
     word_cap: int
     echo_share: float
-    echo_run: int
 
 
 class UnsafeHit(BaseModel):
@@ -244,7 +243,7 @@ def score_text(text: str, ticket: CanonicalTicket, component: TextComponent,
         flags.append("repeated_keywords")
     echo = measure(text, facts.echo, component)
     limit = ECHO_LIMITS[component]
-    if (echo.share >= limit.share and echo.copied >= limit.min_copied) or echo.longest_run >= limit.run:
+    if echo.share >= limit.share and echo.copied >= limit.min_copied:
         flags.append("echoes_ticket")
     coverage = 0.0 if flags else len(matched) / len(own)
     weight = SCORING_WEIGHTS[component]
@@ -259,7 +258,6 @@ def score_text(text: str, ticket: CanonicalTicket, component: TextComponent,
         word_count=word_count,
         word_cap=WORD_CAPS[component],
         echo_share=round(echo.share, DECIMALS),
-        echo_run=echo.longest_run,
     )
 
 

@@ -137,7 +137,6 @@ def test_a_genuine_reply_reusing_some_ticket_words_keeps_its_coverage(ticket_id:
     result = score_text(GENUINE[ticket_id], ticket, "response")
     assert result.flags == [] and result.coverage == 1.0
     assert result.echo_share < ECHO_LIMITS["response"].share
-    assert result.echo_run < ECHO_LIMITS["response"].run
 
 
 @pytest.mark.parametrize("task", TASKS, ids=lambda t: t.card.id)
@@ -175,10 +174,10 @@ def test_a_restated_fact_is_a_short_copy_and_filler_is_not_counted() -> None:
                      TICKET, "response")
     diluted = measure("Every delivery to wms.acme.example fails: the TLS certificate expired. "
                       + FILLER, TICKET, "response")
-    assert pasted.share == diluted.share == 1.0 and pasted.longest_run == diluted.longest_run == 7
+    assert pasted.share == diluted.share == 1.0 and pasted.copied == diluted.copied == 7
 
 
 def test_a_run_bridges_one_changed_word() -> None:
     echo = measure("Since 13:57 UTC every single delivery to wms.acme.example fails", TICKET,
                    "response")
-    assert echo.copied == 7 and echo.longest_run == 8
+    assert echo.copied == 7 and echo.share == 1.0  # "single" is new: neither copied nor relevant

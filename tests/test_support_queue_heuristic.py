@@ -17,14 +17,15 @@ from server.support_queue_scenarios import SITUATIONS
 from server.support_queue_tasks import TASKS, CanonicalTicket
 
 # Measured with this policy (the seed publishes easy 1.00, medium 0.98, hard 0.97). Its
-# summaries are the ticket's subject, a body sentence and its event lines pasted in order,
-# which earn no coverage since the echo rule (server/support_queue_echo.py): 7 of the 9.
-MEASURED = {"easy_inbox_cleanup": 0.85, "medium_sla_defense": 0.9, "hard_exec_escalations": 0.8875}
-# Its mean over the first 200 held-out seeds of each task, measured (0.807685, 0.803913,
-# 0.813954), floored to three decimals: a regression shows, an improvement is to be recorded.
-HELD_OUT_FLOOR = {"easy_inbox_cleanup": 0.807, "medium_sla_defense": 0.803,
-                  "hard_exec_escalations": 0.813}
-ECHOED = {"easy_inbox_cleanup": 2, "medium_sla_defense": 2, "hard_exec_escalations": 3}
+# summaries are the ticket's subject, a body sentence and its event lines pasted in order;
+# where that is a near-verbatim excerpt, the echo rule (server/support_queue_echo.py) gives
+# it no coverage: on 4 of the 9 canonical tickets.
+MEASURED = {"easy_inbox_cleanup": 0.925, "medium_sla_defense": 0.9, "hard_exec_escalations": 0.955}
+# Its mean over the first 200 held-out seeds of each task, measured (0.836927, 0.831625,
+# 0.851158), floored to three decimals: a regression shows, an improvement is to be recorded.
+HELD_OUT_FLOOR = {"easy_inbox_cleanup": 0.836, "medium_sla_defense": 0.831,
+                  "hard_exec_escalations": 0.851}
+ECHOED = {"easy_inbox_cleanup": 1, "medium_sla_defense": 2, "hard_exec_escalations": 1}
 HELD_OUT_SEEDS = range(HELD_OUT.start, HELD_OUT.start + 200)
 ALL_TICKETS = [t for task in TASKS for t in task.tickets]
 
