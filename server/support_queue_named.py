@@ -25,7 +25,7 @@ _POSSESSIVE = re.compile(r"(?:'s|\u2019s|(?<=s)['\u2019])\s+(\w+)(?:\s+(\w+))?")
 _PAYS = re.compile(r"[^.]{0,60}?\b(?:pay|pays|paying|paid|billed|charged)\b[^.]{0,25}?[$\u20ac\u00a3\d]",
                    re.IGNORECASE)
 _WORDS = re.compile(r"[a-z]+")
-_LISTING_WORDS = frozenset({"like", "such", "including", "include", "includes", "namely", "are", "were"})
+_LISTING_WORDS = frozenset({"like", "including", "include", "includes", "namely", "are", "were"})
 
 
 def foreign_email(response: str, ticket_text: str, own_domains: tuple[str, ...]) -> Optional[str]:
@@ -84,7 +84,8 @@ class NamedOthers:
         preceding = _WORDS.findall(before.lower())[-6:]
         if preceding[-2:-1] and preceding[-1] in ("at", "from") and preceding[-2] in self._person_at:
             return True  # "the team at Dunder Mifflin"
-        if preceding and preceding[-1] in _LISTING_WORDS and not self._org.isdisjoint(preceding):
+        listing = preceding[-1:] and (preceding[-1] in _LISTING_WORDS or preceding[-2:] == ["such", "as"])
+        if listing and not self._org.isdisjoint(preceding):
             return True  # "customers such as Umbrella Corp"
         return _PAYS.match(rest) is not None  # "Vandelay, on the same plan, were billed $4,200"
 
