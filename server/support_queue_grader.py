@@ -34,9 +34,9 @@ from typing import Literal, Mapping, Optional, Sequence
 from pydantic import BaseModel, ConfigDict
 
 from models import SupportQueueAction
+from server.support_queue_echo import TicketEcho, measure
 from server.support_queue_safety import RULE_NAMES, unsafe_hits
 from server.support_queue_tasks import PRODUCT_DOMAINS, SYNONYMS, TASKS, CanonicalTicket
-from server.support_queue_echo import TicketEcho, measure
 from server.support_queue_text import (
     WORD,
     CompiledFact,
