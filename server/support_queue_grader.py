@@ -14,13 +14,19 @@ Coverage is hard to game: a text earns no coverage at all (flag in brackets) whe
   about this ticket [off_topic_facts];
 - one content word makes up more than `MAX_REPEAT_SHARE` of its (at least
   `REPEAT_MIN_WORDS`) content words and occurs at least `REPEAT_MIN_COUNT`
-  times: keyword repetition [repeated_keywords].
+  times: keyword repetition [repeated_keywords];
+- it echoes the ticket (server/support_queue_echo.py): at least `ECHO_LIMITS.share` of
+  its ticket-and-fact words are copied from the ticket, and at least `min_copied` of
+  them [echoes_ticket].
+  A reply that restates a fact in the ticket's words keeps its coverage; a pasted ticket,
+  pasted with light edits or padded with filler, does not. The summary is an internal
+  note and may quote the ticket's phrases, so only a (near-)verbatim excerpt loses it.
 A list of only this ticket's facts earns the same as a genuine text, never more.
 """
 
 from __future__ import annotations
 
-import re
+from dataclasses import dataclass
 from functools import lru_cache
 from types import MappingProxyType
 from typing import Literal, Mapping, Optional, Sequence
@@ -28,9 +34,11 @@ from typing import Literal, Mapping, Optional, Sequence
 from pydantic import BaseModel, ConfigDict
 
 from models import SupportQueueAction
+from server.support_queue_echo import TicketEcho, measure
 from server.support_queue_safety import RULE_NAMES, unsafe_hits
 from server.support_queue_tasks import PRODUCT_DOMAINS, SYNONYMS, TASKS, CanonicalTicket
 from server.support_queue_text import (
+    WORD,
     CompiledFact,
     NormalisedText,
     SynonymTable,
@@ -51,7 +59,21 @@ MAX_REPEAT_SHARE = 0.25
 REPEAT_MIN_COUNT = 4
 REPEAT_MIN_WORDS = 8
 DECIMALS = 6
-_WORD = re.compile(r"[^\W_]+(?:['\u2019.:/@-][^\W_]+)*")
+
+
+@dataclass(frozen=True)
+class EchoLimit:
+    """A text echoes its ticket when at least `share` of its relevant tokens, and at least
+    `min_copied` tokens, are copied from it (see server/support_queue_echo.py)."""
+
+    share: float
+    min_copied: int
+
+
+ECHO_LIMITS: Mapping[str, EchoLimit] = MappingProxyType({
+    "summary": EchoLimit(share=0.95, min_copied=8),
+    "response": EchoLimit(share=0.75, min_copied=8),
+})
 
 TextComponent = Literal["summary", "response"]
 
@@ -77,6 +99,7 @@ class CoverageScore(BaseModel):
     flags: list[str]
     word_count: int
     word_cap: int
+    echo_share: float
 
 
 class UnsafeHit(BaseModel):
@@ -110,14 +133,16 @@ class TicketGrade(BaseModel):
 
 
 class TicketFacts:
-    """One ticket's facts, compiled once: its own per component, and its task's other facts."""
+    """One ticket's facts, compiled once: its own per component, its task's other facts,
+    and its text as the echo measure reads it."""
 
-    __slots__ = ("own", "off_topic")
+    __slots__ = ("own", "off_topic", "echo")
 
     def __init__(self, own: Mapping[str, tuple[CompiledFact, ...]],
-                 off_topic: tuple[CompiledFact, ...]) -> None:
+                 off_topic: tuple[CompiledFact, ...], echo: TicketEcho) -> None:
         self.own = own
         self.off_topic = off_topic
+        self.echo = echo
 
 
 SYNONYM_TABLE = SynonymTable.build(SYNONYMS)
@@ -134,6 +159,13 @@ def _compile_own(ticket: CanonicalTicket) -> dict[str, tuple[CompiledFact, ...]]
         "summary": tuple(_compiled(f) for f in ticket.summary_facts),
         "response": tuple(_compiled(f) for f in ticket.response_facts),
     }
+
+
+def _echo(ticket: CanonicalTicket) -> TicketEcho:
+    return TicketEcho.build(ticket.public_text, {
+        "summary": [p for fact in ticket.summary_facts for p in fact],
+        "response": [p for fact in ticket.response_facts for p in fact],
+    })
 
 
 def compile_task_facts(tickets: Sequence[CanonicalTicket]) -> Mapping[str, TicketFacts]:
@@ -153,7 +185,7 @@ def compile_task_facts(tickets: Sequence[CanonicalTicket]) -> Mapping[str, Ticke
                 if my_phrasings.isdisjoint(fact.phrasings) and fact.phrasings not in seen:
                     seen.add(fact.phrasings)
                     others.append(fact)
-        compiled[ticket.ticket_id] = TicketFacts(mine, tuple(others))
+        compiled[ticket.ticket_id] = TicketFacts(mine, tuple(others), _echo(ticket))
     return MappingProxyType(compiled)
 
 
@@ -174,13 +206,13 @@ def _facts_for(ticket: CanonicalTicket) -> TicketFacts:
     known = _CANONICAL_TICKETS.get(ticket.ticket_id)
     if known is not None and known[0] is ticket:
         return known[1]
-    return TicketFacts(_compile_own(ticket), ())
+    return TicketFacts(_compile_own(ticket), (), _echo(ticket))
 
 
 def count_words(text: str) -> int:
     """Words as the caps count them: runs of letters and digits, where "sign-in",
     "INV-20417", "13:58" or an e-mail address count once but "a,b,c" counts three."""
-    return len(_WORD.findall(text))
+    return len(WORD.findall(text))
 
 
 def _label(chosen: str, gold: str, component: str) -> LabelScore:
@@ -209,6 +241,10 @@ def score_text(text: str, ticket: CanonicalTicket, component: TextComponent,
     if (len(words.words) >= REPEAT_MIN_WORDS and top_count >= REPEAT_MIN_COUNT
             and top_share > MAX_REPEAT_SHARE):
         flags.append("repeated_keywords")
+    echo = measure(text, facts.echo, component)
+    limit = ECHO_LIMITS[component]
+    if echo.share >= limit.share and echo.copied >= limit.min_copied:
+        flags.append("echoes_ticket")
     coverage = 0.0 if flags else len(matched) / len(own)
     weight = SCORING_WEIGHTS[component]
     return CoverageScore(
@@ -221,6 +257,7 @@ def score_text(text: str, ticket: CanonicalTicket, component: TextComponent,
         flags=flags,
         word_count=word_count,
         word_cap=WORD_CAPS[component],
+        echo_share=round(echo.share, DECIMALS),
     )
 
 

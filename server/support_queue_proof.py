@@ -8,10 +8,11 @@
    SLA-breach event is present exactly when the SLA is breached; the events show and
    the body shows or lacks what the situation's witness says (a request_info ticket
    really omits the detail, a confirmed incident is really in the events...);
-3. the gold action (gold labels, the gold summary and reply rendered from the
+3. nothing of the gold data (summary, reply, rationale) appears in the public ticket;
+4. the gold action (gold labels, the gold summary and reply rendered from the
    family's templates) earns exactly 1.0 before clamping: every label right, every
-   summary and reply fact matched, no anti-gaming flag, no unsafe-reply hit;
-4. nothing of the gold data (summary, reply, rationale) appears in the public ticket;
+   summary and reply fact matched, no anti-gaming flag (so no echo of the ticket),
+   no unsafe-reply hit;
 
 and, for the task as a whole, the ticket ids are unique, the label diversity of the
 composition holds, and the best constant label triple (of all 80) earns at most
@@ -108,17 +109,17 @@ def _check_evidence(variant: Variant, ticket: CanonicalTicket, factors: Factors,
 
 
 def _check_gold_earns_one(variant: Variant, ticket: CanonicalTicket, facts: TicketFacts) -> None:
-    result = grade(ticket, gold_action(ticket), facts)
     where = ticket.ticket_id
+    public = ticket.public_ticket().model_dump_json()
+    for secret in (ticket.gold_summary, ticket.gold_response, ticket.gold.rationale):
+        _require(secret not in public, variant, f"{where}: gold data leaks into the ticket")
+    result = grade(ticket, gold_action(ticket), facts)
     for text in (result.summary, result.response):
         _require(text.coverage == 1.0 and not text.flags, variant,
                  f"{where}: gold text misses {text.missing} or is flagged {text.flags}")
     _require(not result.unsafe.hits, variant, f"{where}: gold reply is unsafe: {result.unsafe.hits}")
     _require(result.raw_total == 1.0 and result.reward == 1.0, variant,
              f"{where}: gold action earns {result.raw_total}")
-    public = ticket.public_ticket().model_dump_json()
-    for secret in (ticket.gold_summary, ticket.gold_response, ticket.gold.rationale):
-        _require(secret not in public, variant, f"{where}: gold data leaks into the ticket")
 
 
 def prove(variant: Variant) -> ProvenVariant:

@@ -36,6 +36,10 @@ STOP_WORDS = frozenset(
     "thanks regards best".split()
 )
 
+WORD = re.compile(r"[^\W_]+(?:['\u2019.:/@-][^\W_]+)*")
+"""A word as the caps and the echo measure count it: "sign-in", "INV-20417", "13:58" or an
+e-mail address is one word, "a,b,c" is three."""
+
 _CONTRACTIONS = (
     ("can't", "can not"), ("cannot", "can not"), ("won't", "will not"), ("n't", " not"),
     ("'re", " are"), ("'ll", " will"), ("'ve", " have"), ("'m", " am"), ("'d", " would"),

@@ -16,12 +16,16 @@ from server.support_queue_environment import SupportQueueEnvironment
 from server.support_queue_scenarios import SITUATIONS
 from server.support_queue_tasks import TASKS, CanonicalTicket
 
-# Measured with this policy (the seed publishes easy 1.00, medium 0.98, hard 0.97).
-MEASURED = {"easy_inbox_cleanup": 1.0, "medium_sla_defense": 1.0, "hard_exec_escalations": 0.97375}
-# Its mean over the first 200 held-out seeds of each task, measured (0.926888, 0.914249,
-# 0.921032), floored to three decimals: a regression shows, an improvement is to be recorded.
-HELD_OUT_FLOOR = {"easy_inbox_cleanup": 0.926, "medium_sla_defense": 0.914,
-                  "hard_exec_escalations": 0.921}
+# Measured with this policy (the seed publishes easy 1.00, medium 0.98, hard 0.97). Its
+# summaries are the ticket's subject, a body sentence and its event lines pasted in order;
+# where that is a near-verbatim excerpt, the echo rule (server/support_queue_echo.py) gives
+# it no coverage: on 4 of the 9 canonical tickets.
+MEASURED = {"easy_inbox_cleanup": 0.925, "medium_sla_defense": 0.9, "hard_exec_escalations": 0.955}
+# Its mean over the first 200 held-out seeds of each task, measured (0.836927, 0.831625,
+# 0.851158), floored to three decimals: a regression shows, an improvement is to be recorded.
+HELD_OUT_FLOOR = {"easy_inbox_cleanup": 0.836, "medium_sla_defense": 0.831,
+                  "hard_exec_escalations": 0.851}
+ECHOED = {"easy_inbox_cleanup": 1, "medium_sla_defense": 2, "hard_exec_escalations": 1}
 HELD_OUT_SEEDS = range(HELD_OUT.start, HELD_OUT.start + 200)
 ALL_TICKETS = [t for task in TASKS for t in task.tickets]
 
@@ -44,7 +48,9 @@ def test_scores_at_the_measured_level(task_id: str) -> None:
         assert grade["priority"]["correct"] and grade["queue"]["correct"]
         assert grade["disposition"]["correct"], grade["ticket_id"]
         assert grade["unsafe"]["hits"] == []
-        assert grade["summary"]["flags"] == [] and grade["response"]["flags"] == []
+        assert grade["response"]["flags"] == []
+        assert grade["summary"]["flags"] in ([], ["echoes_ticket"])
+    assert sum(g["summary"]["flags"] == ["echoes_ticket"] for g in feedback) == ECHOED[task_id]
 
 
 @pytest.mark.parametrize("task_id", sorted(HELD_OUT_FLOOR))

@@ -8,7 +8,7 @@ import itertools
 import pytest
 
 from models import DISPOSITIONS, PRIORITIES, QUEUES, SupportQueueAction
-from server.seeds import TRAIN
+from server.seeds import HELD_OUT, TRAIN
 from server.support_queue_environment import SupportQueueEnvironment
 from server.support_queue_generator import Variant, build_variant
 from server.support_queue_grader import WORD_CAPS, compile_task_facts, grade, score_text
@@ -179,3 +179,12 @@ def test_the_registry_serves_the_first_attempt_that_passes() -> None:
     served = cache.get("easy_inbox_cleanup", 9)
     assert served.attempt == 2 and cache.rejections == 2
     assert served.task == build_variant("easy_inbox_cleanup", 9, 2).task
+
+
+@pytest.mark.parametrize("task_id", TASK_IDS)
+def test_the_first_attempt_of_every_seed_passes_the_proof(task_id: str) -> None:
+    """The gold texts the generator writes pass every grader check (the echo rule, the unsafe
+    rules) at once: a rejection would make the seed serve its next attempt, so a change to the
+    grader would silently change which variants the training and held-out seeds play."""
+    for seed in (*range(1, 201), *range(HELD_OUT.start, HELD_OUT.start + 200)):
+        assert variant_for(task_id, seed).attempt == 0, seed

@@ -1,0 +1,97 @@
+"""Per-step cost of the Support Queue grader: `grade`, and its safety and coverage parts alone.
+
+    .venv/bin/python -m bench.sq_grader_bench             # seeds 1-100 of every task
+    .venv/bin/python -m bench.sq_grader_bench --seeds 1-300 --json
+
+Grading runs on every `step`, so its cost is part of every step. This grades a fixed
+set of actions (each ticket's gold action and the heuristic's action, on the canonical
+tasks and the seeds' variants), after a warm-up that fills the stemming and fact
+caches, and reports microseconds per call: the best of several rounds of process CPU
+time (the least disturbed round on a shared machine). Nothing here is a test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.sq_variants_bench import seed_range  # noqa: E402
+from models import SupportQueueAction  # noqa: E402
+from policies.support_queue_heuristic import triage  # noqa: E402
+from server.support_queue_grader import grade, score_text  # noqa: E402
+from server.support_queue_safety import unsafe_hits  # noqa: E402
+from server.support_queue_scenarios import COMPOSITIONS  # noqa: E402
+from server.support_queue_tasks import PRODUCT_DOMAINS  # noqa: E402
+from server.support_queue_variants import variant_for  # noqa: E402
+
+
+def cases(seeds: range) -> list[tuple[Any, SupportQueueAction, Any]]:
+    """(ticket, action, facts) for the gold and the heuristic action of every ticket."""
+    out = []
+    for task_id in COMPOSITIONS:
+        for seed in (None, *seeds):
+            variant = variant_for(task_id, seed)
+            for ticket in variant.task.tickets:
+                facts = variant.facts[ticket.ticket_id]
+                gold = SupportQueueAction(
+                    priority=ticket.gold.priority, queue=ticket.gold.queue,
+                    disposition=ticket.gold.disposition, summary=ticket.gold_summary,
+                    response=ticket.gold_response)
+                heuristic = triage(type("Observation", (), {"ticket": ticket.public_ticket()})())
+                out += [(ticket, gold, facts), (ticket, heuristic, facts)]
+    return out
+
+
+def best_us(run: Callable[[], None], calls: int, rounds: int) -> float:
+    best = float("inf")
+    for _ in range(rounds):
+        started = time.process_time()
+        run()
+        best = min(best, time.process_time() - started)
+    return round(best / calls * 1e6, 2)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=seed_range, default=seed_range("1-100"))
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--json", action="store_true", help="print one JSON document")
+    args = parser.parse_args()
+    graded = cases(args.seeds)
+    n = len(graded)
+
+    def grade_all() -> None:
+        for ticket, action, facts in graded:
+            grade(ticket, action, facts)
+
+    def safety_all() -> None:
+        for ticket, action, _ in graded:
+            unsafe_hits(action.response, ticket.public_text, PRODUCT_DOMAINS)
+
+    def coverage_all() -> None:
+        for ticket, action, facts in graded:
+            score_text(action.summary, ticket, "summary", facts)
+            score_text(action.response, ticket, "response", facts)
+
+    grade_all()  # warm the caches
+    report = {"python": platform.python_version(), "machine": platform.machine(), "actions": n,
+              "grade_us": best_us(grade_all, n, args.rounds),
+              "unsafe_hits_us": best_us(safety_all, n, args.rounds),
+              "coverage_us": best_us(coverage_all, n, args.rounds)}
+    if args.json:
+        print(json.dumps(report, indent=2))
+        return
+    print(f"Python {report['python']} on {report['machine']}, {n} actions: grade "
+          f"{report['grade_us']} us, unsafe_hits {report['unsafe_hits_us']} us, coverage "
+          f"(summary + reply) {report['coverage_us']} us per action")
+
+
+if __name__ == "__main__":
+    main()
