@@ -22,7 +22,7 @@ from openenv.core.client_types import StepResult
 from openenv.core.env_client import EnvClient
 from pydantic import BaseModel
 
-from models import (
+from .models import (
     EpisodeObservation,
     EpisodeState,
     ServiceBenchAction,

@@ -13,18 +13,18 @@ import time
 from pathlib import Path
 from typing import Any, Iterator, Optional, Sequence
 
-from agents.base import Agent
-from agents.config import Config, ConfigError
-from agents.evaluation import evaluate
-from agents.model import ChatModel
-from agents.output import Redactor, StructuredLog
-from agents.progress import Progress
-from agents.report import write_report
-from agents.results import TrajectoryLog, results_document, seeds_label, write_results
-from agents.runner import TaskRun
-from agents.sweep import PlannedEpisode, TimeBudget, play_all, plan_episodes
-from client import EnvClientError, EnvHttpClient
-from models import TaskCard
+from .base import Agent
+from .config import Config, ConfigError
+from .evaluation import evaluate
+from .model import ChatModel
+from .output import Redactor, StructuredLog
+from .progress import Progress
+from .report import write_report
+from .results import TrajectoryLog, results_document, seeds_label, write_results
+from .runner import TaskRun
+from .sweep import PlannedEpisode, TimeBudget, play_all, plan_episodes
+from ..client import EnvClientError, EnvHttpClient
+from ..models import TaskCard
 
 FALLBACK_LABEL = "fallback"
 INTERRUPTED_STATUS = 130
@@ -45,14 +45,14 @@ def select_tasks(cards: Sequence[TaskCard], config: Config) -> list[TaskCard]:
 def make_agent(card: TaskCard, config: Config, model: Optional[ChatModel], deadline: float) -> Agent:
     """The agent for one task: the fallback policy without a model, else the env's LLM agent."""
     if model is None:
-        from agents.fallback import fallback_agent
+        from .fallback import fallback_agent
 
         return fallback_agent(card.env)
     if card.env == "servicebench":
-        from agents.servicebench_llm import ServiceBenchLLMAgent
+        from .servicebench_llm import ServiceBenchLLMAgent
 
         return ServiceBenchLLMAgent(model, config.model_tools, deadline)
-    from agents.support_queue_llm import SupportQueueLLMAgent
+    from .support_queue_llm import SupportQueueLLMAgent
 
     return SupportQueueLLMAgent(model, deadline)
 

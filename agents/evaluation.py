@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
-from agents.stats import combined_standard_error, mean, pass_hat_curve, standard_error
+from .stats import combined_standard_error, mean, pass_hat_curve, standard_error
 
 OVERALL = "all"
 

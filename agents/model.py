@@ -17,8 +17,8 @@ from typing import Any, Callable, Optional
 
 import openai
 
-from agents.config import Config
-from agents.output import one_line
+from .config import Config
+from .output import one_line
 
 log = logging.getLogger("inference.model")
 

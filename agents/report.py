@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
-from agents.evaluation import Evaluation, Row
-from agents.output import Redactor
-from agents.results import write_atomically
+from .evaluation import Evaluation, Row
+from .output import Redactor
+from .results import write_atomically
 
 NOT_AVAILABLE = "n/a"
 DEFINITIONS = """\

@@ -16,8 +16,8 @@ from statistics import fmean
 from types import TracebackType
 from typing import Any, Optional, Sequence, TextIO
 
-from agents.config import ENV_NAMES, Config
-from agents.output import Redactor
+from .config import ENV_NAMES, Config
+from .output import Redactor
 
 
 def summarize(tasks: Sequence[dict[str, Any]]) -> dict[str, Any]:

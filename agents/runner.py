@@ -12,11 +12,11 @@ import logging
 import time
 from typing import Any, Optional
 
-from agents.base import Agent
-from agents.config import Config
-from agents.output import StructuredLog, one_line
-from client import EnvHttpClient, EnvServerError
-from models import (
+from .base import Agent
+from .config import Config
+from .output import StructuredLog, one_line
+from ..client import EnvHttpClient, EnvServerError
+from ..models import (
     ServiceBenchObservation,
     ServiceBenchState,
     SupportQueueObservation,

@@ -18,11 +18,11 @@ from typing import Any, Optional
 
 from pydantic import ValidationError
 
-from agents.base import Decision
-from agents.catalogue import Catalogue
-from agents.model import TIME_SPENT, ChatModel, ModelCallError, ModelReply
-from agents.parsing import ParseError, extract_json_object, parse_arguments, validation_message
-from models import ServiceBenchAction, ServiceBenchObservation
+from .base import Decision
+from .catalogue import Catalogue
+from .model import TIME_SPENT, ChatModel, ModelCallError, ModelReply
+from .parsing import ParseError, extract_json_object, parse_arguments, validation_message
+from ..models import ServiceBenchAction, ServiceBenchObservation
 
 log = logging.getLogger("inference.servicebench")
 

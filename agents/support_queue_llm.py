@@ -16,10 +16,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from agents.base import Decision
-from agents.model import TIME_SPENT, ChatModel, ModelCallError
-from agents.parsing import ParseError, extract_json_object, validation_message
-from models import SupportQueueAction, SupportQueueObservation
+from .base import Decision
+from .model import TIME_SPENT, ChatModel, ModelCallError
+from .parsing import ParseError, extract_json_object, validation_message
+from ..models import SupportQueueAction, SupportQueueObservation
 
 REPLY_CHARS = 1500
 

@@ -19,9 +19,9 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence
 
-from agents.output import StructuredLog
-from client import EnvHttpClient
-from models import TaskCard
+from .output import StructuredLog
+from ..client import EnvHttpClient
+from ..models import TaskCard
 
 Record = dict[str, Any]
 

@@ -89,8 +89,8 @@ def asgi_section(rounds: int = 5, cycles: int = 150) -> dict[str, Any]:
     sys.path.insert(0, str(BASELINES_DIR))
     import baselines  # the peers: OpenEnv's create_app echo env and a bare FastAPI route
 
-    from server.app import create_app
-    from server.settings import Settings
+    from servicebench_support_queue.server.app import create_app
+    from servicebench_support_queue.server.settings import Settings
 
     ours = create_app(Settings())
     gc.collect()

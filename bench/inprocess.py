@@ -10,9 +10,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from models import ServiceBenchAction
-from server.servicebench_environment import ServiceBenchEnvironment
-from server.wire import result_json
+from servicebench_support_queue.models import ServiceBenchAction
+from servicebench_support_queue.server.servicebench.environment import ServiceBenchEnvironment
+from servicebench_support_queue.server.encoding import result_json
 
 from bench.plans import Plan
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from policies.servicebench_oracle import next_action
-from server.servicebench_environment import ServiceBenchEnvironment
+from servicebench_support_queue.server.servicebench.oracle import next_action
+from servicebench_support_queue.server.servicebench.environment import ServiceBenchEnvironment
 
 ECHO_ACTION = '{"message":"hello"}'
 

@@ -36,7 +36,7 @@ class Target:
     env: Mapping[str, str] = field(default_factory=dict)
 
 
-OURS = Target("servicebench", "server.app:app", REPO, ws_path="/servicebench/ws")
+OURS = Target("servicebench", "servicebench_support_queue.server.app:app", REPO, ws_path="/servicebench/ws")
 OPENENV = Target("openenv-reference", "baselines:openenv_echo", BASELINES_DIR, ws_path="/ws")
 BARE = Target("bare-fastapi", "baselines:bare", BASELINES_DIR)
 WS_FLOOR = Target("uvicorn-ws-floor", "bench.ws_floor:app", REPO, ws_path="/ws")

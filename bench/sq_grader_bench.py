@@ -20,16 +20,15 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.sq_variants_bench import seed_range  # noqa: E402
-from models import SupportQueueAction  # noqa: E402
-from policies.support_queue_heuristic import triage  # noqa: E402
-from server.support_queue_grader import grade, score_text  # noqa: E402
-from server.support_queue_safety import unsafe_hits  # noqa: E402
-from server.support_queue_scenarios import COMPOSITIONS  # noqa: E402
-from server.support_queue_tasks import PRODUCT_DOMAINS  # noqa: E402
-from server.support_queue_variants import variant_for  # noqa: E402
+from bench.sq_variants_bench import seed_range
+from servicebench_support_queue.models import SupportQueueAction
+from servicebench_support_queue.server.support_queue.heuristic import triage
+from servicebench_support_queue.server.support_queue.grader import grade, score_text
+from servicebench_support_queue.server.support_queue.safety import unsafe_hits
+from servicebench_support_queue.server.support_queue.scenarios import COMPOSITIONS
+from servicebench_support_queue.server.support_queue.tasks import PRODUCT_DOMAINS
+from servicebench_support_queue.server.support_queue.cache import variant_for
 
 
 def cases(seeds: range) -> list[tuple[Any, SupportQueueAction, Any]]:

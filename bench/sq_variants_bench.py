@@ -26,12 +26,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from policies.support_queue_heuristic import triage  # noqa: E402
-from server.support_queue_environment import SupportQueueEnvironment  # noqa: E402
-from server.support_queue_scenarios import COMPOSITIONS  # noqa: E402
-from server.support_queue_variants import ProvenVariants  # noqa: E402
+from servicebench_support_queue.server.support_queue.heuristic import triage
+from servicebench_support_queue.server.support_queue.environment import SupportQueueEnvironment
+from servicebench_support_queue.server.support_queue.scenarios import COMPOSITIONS
+from servicebench_support_queue.server.support_queue.cache import ProvenVariants
 
 WARM_UP_SEEDS = range(900_000, 900_050)
 

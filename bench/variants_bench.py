@@ -26,12 +26,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from policies.servicebench_oracle import next_action  # noqa: E402
-from server.servicebench_environment import ServiceBenchEnvironment  # noqa: E402
-from server.servicebench_proof import prove  # noqa: E402
-from server.servicebench_registry import ProvenVariants  # noqa: E402
+from servicebench_support_queue.server.servicebench.oracle import next_action
+from servicebench_support_queue.server.servicebench.environment import ServiceBenchEnvironment
+from servicebench_support_queue.server.servicebench.proof import prove
+from servicebench_support_queue.server.servicebench.cache import ProvenVariants
 
 TASKS = ("order_status_lookup", "return_and_refund", "billing_discrepancy")
 

@@ -29,8 +29,8 @@ from typing import Any, Optional
 from openenv.core.client_types import StepResult
 from websockets.exceptions import ConnectionClosed
 
-from client import ServiceBenchEnv, SupportQueueEnv
-from models import (
+from servicebench_support_queue.client import ServiceBenchEnv, SupportQueueEnv
+from servicebench_support_queue.models import (
     Disposition,
     Priority,
     Queue,

@@ -13,7 +13,7 @@ from typing import Any, Awaitable, Callable
 
 from starlette.exceptions import HTTPException
 
-from server import mcp
+from . import mcp
 
 Scope = dict[str, Any]
 Message = dict[str, Any]

@@ -17,7 +17,7 @@ from typing import Any, ClassVar, Generic, Optional, TypeVar
 from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import Action, EnvironmentMetadata
 
-from models import EpisodeObservation, EpisodeState, TaskCard
+from ..models import EpisodeObservation, EpisodeState, TaskCard
 
 ActT = TypeVar("ActT", bound=Action)
 ObsT = TypeVar("ObsT", bound=EpisodeObservation)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from html import escape
 
-from models import TaskCard
+from ..models import TaskCard
 
 _CURL = """curl -s -X POST http://localhost:8000/reset -H 'Content-Type: application/json' -d '{"task_id": 1}'
 curl -s -X POST http://localhost:8000/step -H 'Content-Type: application/json' \\

@@ -15,8 +15,8 @@ import time
 from collections import OrderedDict
 from typing import Callable, Optional
 
-from server.episode import EpisodeEnvironment, EpisodeError
-from services.registry import shown
+from .episode import EpisodeEnvironment, EpisodeError
+from ..mock_services.registry import shown
 
 
 class EpisodeNotFoundError(EpisodeError):

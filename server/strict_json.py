@@ -35,9 +35,9 @@ from typing import Any, Optional, Union
 
 import jiter
 
-from server.episode import EpisodeError
-from server.gateway import InvalidRequestError
-from services.registry import shown
+from .episode import EpisodeError
+from .episodes import InvalidRequestError
+from ..mock_services.registry import shown
 
 MAX_DEPTH = 32
 """Deepest nesting of arrays and objects accepted, the outermost one counting as 1."""

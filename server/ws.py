@@ -20,10 +20,10 @@ from typing import Any, Optional, Union
 from fastapi import WebSocket, WebSocketDisconnect
 from openenv.core.env_server.types import WSErrorCode
 
-from server import strict_json
-from server.episode import EpisodeEnvironment, EpisodeError
-from server.gateway import Gateway, InvalidRequestError
-from server.wire import model_json, result_json, typed_message
+from . import strict_json
+from .episode import EpisodeEnvironment, EpisodeError
+from .episodes import Episodes, InvalidRequestError
+from .encoding import model_json, result_json, typed_message
 
 __all__ = ["SessionLimit", "WebSocket", "serve"]
 
@@ -65,8 +65,8 @@ def _error(message: str, code: WSErrorCode, **extra: Any) -> bytes:
 class _Session:
     """The episode of one connection and the handling of its messages."""
 
-    def __init__(self, gateway: Gateway, max_message_bytes: int) -> None:
-        self.gateway = gateway
+    def __init__(self, episodes: Episodes, max_message_bytes: int) -> None:
+        self.episodes = episodes
         self.max_message_bytes = max_message_bytes
         self.env: Optional[EpisodeEnvironment] = None
 
@@ -103,10 +103,10 @@ class _Session:
         kind = message.get("type")
         data = message.get("data", {})
         if kind == "reset":
-            self.env, observation = self.gateway.start(data)
+            self.env, observation = self.episodes.start(data)
             return typed_message("observation", result_json(observation))
         if kind == "step":
-            observation = self.gateway.act(self._env(), data)
+            observation = self.episodes.act(self._env(), data)
             return typed_message("observation", result_json(observation))
         if kind == "state":
             return typed_message("state", model_json(self._env().state))
@@ -123,7 +123,7 @@ class _Session:
         return self.env
 
 
-async def serve(socket: WebSocket, gateway: Gateway, limit: SessionLimit, max_message_bytes: int) -> None:
+async def serve(socket: WebSocket, episodes: Episodes, limit: SessionLimit, max_message_bytes: int) -> None:
     """Run one WebSocket session until the client closes it."""
     await socket.accept()
     if not limit.acquire():
@@ -137,7 +137,7 @@ async def serve(socket: WebSocket, gateway: Gateway, limit: SessionLimit, max_me
         )
         await socket.close(code=1013)
         return
-    session = _Session(gateway, max_message_bytes)
+    session = _Session(episodes, max_message_bytes)
     try:
         while True:
             message = await socket.receive()

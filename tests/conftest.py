@@ -6,8 +6,7 @@ from typing import Iterator
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the shared helpers beside this file
 
 from server_process import running_server  # noqa: E402
 
@@ -34,7 +33,7 @@ def battery_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 @pytest.fixture(scope="session")
 def cards(live_server: str) -> list:
     """The task cards the live server lists (`/tasks`)."""
-    from client import EnvHttpClient
+    from servicebench_support_queue.client import EnvHttpClient
 
     with EnvHttpClient(live_server) as client:
         return client.tasks()

@@ -23,11 +23,11 @@ from typing import Any, Callable, Mapping, Optional
 
 import pytest
 
-from client import EnvHttpClient
+from servicebench_support_queue.client import EnvHttpClient
 from fake_openai import FakeOpenAI, Recorded, Reply, Text, ToolCalls
-from models import ServiceBenchAction, SupportQueueObservation, TaskCard, Ticket
-from policies.servicebench_oracle import next_action
-from policies.support_queue_heuristic import triage
+from servicebench_support_queue.models import ServiceBenchAction, SupportQueueObservation, TaskCard, Ticket
+from servicebench_support_queue.server.servicebench.oracle import next_action
+from servicebench_support_queue.server.support_queue.heuristic import triage
 
 REPO = Path(__file__).resolve().parent.parent
 TOKEN = "hf_TESTSECRET_never_print_7c41e9"
@@ -246,7 +246,7 @@ def scenario_args(cwd: Path, scenario: Scenario) -> list[str]:
 
 
 def run_in_process(environ: dict[str, str], args: list[str]) -> tuple[int, str, str]:
-    import inference
+    from servicebench_support_queue import inference
 
     out, err = io.StringIO(), io.StringIO()
     code = inference.main(args, environ, out, err)

@@ -1,4 +1,4 @@
-"""Hostile input for the robustness battery (tests/test_robustness*.py): what an attacker, or a
+"""Hostile input for the robustness battery (tests/server/test_robustness*.py): what an attacker, or a
 model emitting garbage, sends, and the checks every answer must pass.
 
 A case is raw bytes plus a Content-Type, so that it can be what no JSON encoder would
@@ -16,7 +16,7 @@ from typing import Any, Optional
 
 from hypothesis import strategies as st
 
-from server.strict_json import MAX_DEPTH
+from servicebench_support_queue.server.strict_json import MAX_DEPTH
 
 MAX_BODY_BYTES = 64 * 1024  # the default Settings().max_body_bytes
 JSON_TYPE = "application/json"

@@ -38,7 +38,7 @@ def wait_healthy(url: str, process: subprocess.Popen, timeout: float = 90.0) -> 
 
 @contextlib.contextmanager
 def running_server(
-    env: Optional[Mapping[str, str]] = None, app: str = "server.app:app"
+    env: Optional[Mapping[str, str]] = None, app: str = "servicebench_support_queue.server.app:app"
 ) -> Iterator[str]:
     """Yield the base URL of a uvicorn serving `app`; stop it (SIGTERM) afterwards."""
     port = free_port()

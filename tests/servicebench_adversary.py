@@ -13,10 +13,10 @@ from typing import Any, Iterable, Optional
 
 import pytest
 
-from models import ServiceBenchAction, ServiceBenchObservation
-from policies.servicebench_oracle import next_action
-from server.servicebench_environment import ServiceBenchEnvironment
-from server.servicebench_reward_table import BASE_ALLOWANCE, REWARD_TABLE, UNDONE, non_completing_ceiling
+from servicebench_support_queue.models import ServiceBenchAction, ServiceBenchObservation
+from servicebench_support_queue.server.servicebench.oracle import next_action
+from servicebench_support_queue.server.servicebench.environment import ServiceBenchEnvironment
+from servicebench_support_queue.server.servicebench.reward_table import BASE_ALLOWANCE, REWARD_TABLE, UNDONE, non_completing_ceiling
 
 SEED_CEILINGS = {"order_status_lookup": 0.45, "return_and_refund": 0.70, "billing_discrepancy": 0.55}
 """The issue's bound on a policy that does not complete: the reads-only maximum of the seed's tables."""

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from services import ServiceState
-from server.servicebench_rewards import ApiCall, Progress, StepOutcome, score_call
-from server.servicebench_tasks import TASK_SPECS, TaskSpec
+from servicebench_support_queue.mock_services import ServiceState
+from servicebench_support_queue.server.servicebench.rewards import ApiCall, Progress, StepOutcome, score_call
+from servicebench_support_queue.server.servicebench.tasks import TASK_SPECS, TaskSpec
 
 Call = tuple[str, str, str, dict[str, Any]]
 

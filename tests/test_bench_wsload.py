@@ -8,11 +8,15 @@ perfect score), against the real server, for a moment.
 from __future__ import annotations
 
 import shutil
+import sys
+from pathlib import Path
 
 import pytest
 
-from bench import wsload
-from bench.plans import EpisodePlan, Plan, episode_mix
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # bench/ is not installed
+
+from bench import wsload  # noqa: E402
+from bench.plans import EpisodePlan, Plan, episode_mix  # noqa: E402
 
 pytestmark = pytest.mark.skipif(
     not (shutil.which("gcc") or shutil.which("cc")), reason="no C compiler to build bench/wsload.c")

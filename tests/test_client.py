@@ -9,7 +9,7 @@ import socket
 import httpx
 import pytest
 
-from client import (
+from servicebench_support_queue.client import (
     AsyncEnvHttpClient,
     EnvConnectionError,
     EnvHttpClient,
@@ -23,15 +23,15 @@ from client import (
     parse_observation,
     raise_for_response,
 )
-from models import (
+from servicebench_support_queue.models import (
     ServiceBenchAction,
     ServiceBenchObservation,
     ServiceBenchState,
     SupportQueueObservation,
     SupportQueueState,
 )
-from policies.servicebench_oracle import next_action
-from policies.support_queue_heuristic import triage
+from servicebench_support_queue.server.servicebench.oracle import next_action
+from servicebench_support_queue.server.support_queue.heuristic import triage
 
 EXPECTED_TASKS = {
     "order_status_lookup": "servicebench",

@@ -103,8 +103,9 @@ def _cmd_args_with_fake_uvicorn(tmp_path: Path, extra_env: dict[str, str]) -> li
 
 def test_cmd_starts_uvicorn_on_all_interfaces_and_port_8000_by_default(tmp_path: Path) -> None:
     command = " ".join(df.command_argv(only("CMD")[-1].value))
-    assert "exec uvicorn server.app:app" in command, "uvicorn must be PID 1 to get SIGTERM"
-    assert _cmd_args_with_fake_uvicorn(tmp_path, {}) == ["server.app:app", "--host", "0.0.0.0", "--port", "8000"]
+    assert "exec uvicorn servicebench_support_queue.server.app:app" in command, "uvicorn must be PID 1 to get SIGTERM"
+    assert _cmd_args_with_fake_uvicorn(tmp_path, {}) == [
+        "servicebench_support_queue.server.app:app", "--host", "0.0.0.0", "--port", "8000"]
 
 
 def test_cmd_listens_on_the_port_the_platform_gives(tmp_path: Path) -> None:
@@ -156,13 +157,14 @@ def test_dockerignore_matches_as_docker_does() -> None:
 
 def test_the_image_holds_the_app_and_leaves_tests_caches_and_venvs_out() -> None:
     files = set(df.context_files(REPO))
-    needed = {"inference.py", "client.py", "models.py", "pyproject.toml", "uv.lock",
-              "README.md", "LICENSE", "openenv.yaml", "server/app.py", "services/__init__.py"}
-    needed |= {p.relative_to(REPO).as_posix() for folder in ("server", "services", "data", "policies", "agents")
+    needed = {"__init__.py", "inference.py", "client.py", "models.py", "pyproject.toml", "uv.lock",
+              "README.md", "LICENSE", "openenv.yaml", "server/app.py", "mock_services/__init__.py"}
+    needed |= {p.relative_to(REPO).as_posix() for folder in ("server", "mock_services", "data", "agents")
                for p in (REPO / folder).rglob("*") if p.is_file() and "__pycache__" not in p.parts}
-    assert {"server/servicebench_environment.py", "server/support_queue_environment.py"} <= needed
+    assert {"server/servicebench/environment.py", "server/support_queue/environment.py"} <= needed
     assert needed <= files, f"missing from the image: {sorted(needed - files)}"
-    leaked = [f for f in files if f.split("/")[0] in {"tests", ".git", ".venv", ".ci", "scripts", "examples"}
+    leaked = [f for f in files if f.split("/")[0] in {"tests", ".git", ".venv", ".ci", "scripts", "examples",
+                                                     "bench", "validation"}
               or "__pycache__" in f or f.endswith(".pyc")]
     assert not leaked, leaked[:10]
 

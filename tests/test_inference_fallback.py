@@ -27,7 +27,7 @@ from inference_support import (
     ids,
     measure_heuristic_scores,
 )
-from models import TaskCard
+from servicebench_support_queue.models import TaskCard
 
 SCENARIOS: dict[str, Scenario] = {
     "fallback": Scenario(("--fallback",), lambda c: ([], Status(500)), subprocess=True, default_output=True),
@@ -131,7 +131,7 @@ def test_bad_configuration_fails_before_any_work(tmp_path: Path, args: tuple[str
 
 
 def test_json_is_found_wherever_the_model_put_it() -> None:
-    from agents.parsing import ParseError, extract_json_object
+    from servicebench_support_queue.agents.parsing import ParseError, extract_json_object
 
     assert extract_json_object('{"a": 1}') == {"a": 1}
     assert extract_json_object('Sure!\n```json\n{"a": {"b": [1, 2]}}\n```\nDone.') == {"a": {"b": [1, 2]}}
@@ -143,7 +143,7 @@ def test_json_is_found_wherever_the_model_put_it() -> None:
 
 
 def test_log_lines_and_redaction() -> None:
-    from agents.output import Redactor, format_end, format_start, format_step
+    from servicebench_support_queue.agents.output import Redactor, format_end, format_start, format_step
 
     assert START.match(format_start("t", "servicebench", "org/model"))
     line = format_step(3, {"reason": "two\nlines \u2028 here"}, -0.0001, True, "bad\nthing")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from fake_openai import Delay, RawBody, Status, Text
 from inference_support import OracleBrain, Run, Scenario, assert_clean, completed, ids
-from models import TaskCard
+from servicebench_support_queue.models import TaskCard
 
 TIME_BUDGET_S = 3
 

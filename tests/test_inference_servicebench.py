@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 
-from client import EnvHttpClient
+from servicebench_support_queue.client import EnvHttpClient
 from fake_openai import Reply, Status, Text, ToolCalls
 from inference_support import (
     MODEL,
@@ -18,7 +18,7 @@ from inference_support import (
     completed,
     ids,
 )
-from models import TaskCard
+from servicebench_support_queue.models import TaskCard
 
 
 def refuse_tools(brain: Any) -> Any:
@@ -103,7 +103,7 @@ def test_unusable_reply_gets_one_correction_then_a_failed_turn(runs: dict[str, R
 
 
 def test_catalogue_tools_follow_the_endpoint_specs(live_server: str) -> None:
-    from agents.catalogue import Catalogue
+    from servicebench_support_queue.agents.catalogue import Catalogue
 
     with EnvHttpClient(live_server) as client:
         specs = client.reset(task_id="billing_discrepancy").observation.available_endpoints
@@ -121,8 +121,8 @@ def test_catalogue_tools_follow_the_endpoint_specs(live_server: str) -> None:
 
 
 def test_servicebench_conversation_stays_bounded(live_server: str) -> None:
-    from agents.model import ModelReply, ToolCall
-    from agents.servicebench_llm import HISTORY_EXCHANGES, RESULT_CHARS, ServiceBenchLLMAgent
+    from servicebench_support_queue.agents.model import ModelReply, ToolCall
+    from servicebench_support_queue.agents.servicebench_llm import HISTORY_EXCHANGES, RESULT_CHARS, ServiceBenchLLMAgent
 
     class ListingModel:
         """Always asks for the next page of users, and remembers what it was sent."""

@@ -18,7 +18,7 @@ from inference_support import (
     ids,
     measure_heuristic_scores,
 )
-from models import TaskCard
+from servicebench_support_queue.models import TaskCard
 
 INVALID_TRIAGE = Text('{"priority": "URGENT", "queue": "billing", "disposition": "respond"}')
 

@@ -9,7 +9,7 @@ import pickle
 import pytest
 from pydantic import ValidationError
 
-from models import ReadOnlyDict, ReadOnlyList, ServiceBenchObservation, read_only
+from servicebench_support_queue.models import ReadOnlyDict, ReadOnlyList, ServiceBenchObservation, read_only
 
 PLAIN = {"rows": [{"name": "a", "tags": ["x", "y"], "n": 1}, {"name": "b", "tags": [], "n": 2.5}]}
 

@@ -23,7 +23,7 @@ def started_server(env: Mapping[str, str], log_path: Path,
     url = f"http://127.0.0.1:{port}"
     with log_path.open("wb") as log:
         process = subprocess.Popen(
-            [sys.executable, "-m", "uvicorn", "server.app:app", "--host", "127.0.0.1", "--port", str(port),
+            [sys.executable, "-m", "uvicorn", "servicebench_support_queue.server.app:app", "--host", "127.0.0.1", "--port", str(port),
              "--log-level", log_level],
             cwd=REPO, env={**os.environ, **env}, stdout=log, stderr=subprocess.STDOUT)
     try:
