@@ -13,6 +13,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, Optional, Sequence
 
+from .. import __version__
+
 DEFAULT_API_BASE_URL = "https://router.huggingface.co/v1"
 DEFAULT_MODEL_NAME = "Qwen/Qwen2.5-72B-Instruct"
 DEFAULT_ENV_BASE_URL = "http://localhost:8000"
@@ -168,6 +170,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="JSONL file of every episode's trajectory, one line per episode")
     parser.add_argument("--report", default="inference_report.md", help="markdown report path")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar or lines on stderr")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     return parser
 
 
