@@ -28,7 +28,7 @@ from servicebench_support_queue.server.support_queue.grader import grade, score_
 from servicebench_support_queue.server.support_queue.safety import unsafe_hits
 from servicebench_support_queue.server.support_queue.scenarios import COMPOSITIONS
 from servicebench_support_queue.server.support_queue.tasks import PRODUCT_DOMAINS
-from servicebench_support_queue.server.support_queue.cache import variant_for
+from servicebench_support_queue.server.support_queue.environment import SupportQueueEnvironment
 
 
 def cases(seeds: range) -> list[tuple[Any, SupportQueueAction, Any]]:
@@ -36,7 +36,7 @@ def cases(seeds: range) -> list[tuple[Any, SupportQueueAction, Any]]:
     out = []
     for task_id in COMPOSITIONS:
         for seed in (None, *seeds):
-            variant = variant_for(task_id, seed)
+            variant = SupportQueueEnvironment.variant_for(task_id, seed)
             for ticket in variant.task.tickets:
                 facts = variant.facts[ticket.ticket_id]
                 gold = SupportQueueAction(

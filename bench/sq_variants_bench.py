@@ -4,7 +4,7 @@
     .venv/bin/python -m bench.sq_variants_bench --seeds 100000-100199 --json
 
 For each task it builds and proves every seed's variant the way `reset` does on a
-cache miss (`ProvenVariants.build_proven`: attempts until one passes the proof),
+cache miss (`VariantCache.build_proven`: attempts until one passes the proof),
 timing each with wall-clock and process CPU time (CPU time is what a busy, shared
 machine distorts least), after a warm-up that fills the stemming and fact caches.
 It reports the spread, how many seeds needed another attempt, the situations drawn,
@@ -30,7 +30,9 @@ from typing import Any
 from servicebench_support_queue.server.support_queue.heuristic import triage
 from servicebench_support_queue.server.support_queue.environment import SupportQueueEnvironment
 from servicebench_support_queue.server.support_queue.scenarios import COMPOSITIONS
-from servicebench_support_queue.server.support_queue.cache import ProvenVariants
+from servicebench_support_queue.server.support_queue.proof import prove
+from servicebench_support_queue.server.support_queue.variants import build_variant
+from servicebench_support_queue.server.variants import VariantCache
 
 WARM_UP_SEEDS = range(900_000, 900_050)
 
@@ -48,7 +50,7 @@ def spread(values: list[float]) -> dict[str, float]:
 
 
 def time_builds(task_id: str, seeds: range) -> dict[str, Any]:
-    registry = ProvenVariants()
+    registry = VariantCache(build_variant, prove)
     for seed in WARM_UP_SEEDS:
         registry.build_proven(task_id, seed)
     registry.rejections = 0
@@ -67,7 +69,7 @@ def time_builds(task_id: str, seeds: range) -> dict[str, Any]:
 
 def variant_bytes(task_id: str, seeds: range) -> int:
     """Mean bytes allocated per proven variant kept alive (tickets, texts, compiled facts)."""
-    registry = ProvenVariants(capacity=len(seeds))
+    registry = VariantCache(build_variant, prove, capacity=len(seeds))
     for seed in WARM_UP_SEEDS:
         registry.build_proven(task_id, seed)
     tracemalloc.start()

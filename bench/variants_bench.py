@@ -4,7 +4,7 @@
     .venv/bin/python -m bench.variants_bench --seeds 100000-100999 --json
 
 For each task it builds and proves every seed's variant the way `reset` does on a
-cache miss (`ProvenVariants.build_proven`: attempts until one passes the proof),
+cache miss (`VariantCache.build_proven`: attempts until one passes the proof),
 timing each one with wall-clock and process CPU time (CPU time is what a busy,
 shared machine distorts least); then it reports the spread, how many seeds needed
 a second attempt, the families drawn, the oracle's score on every served variant,
@@ -29,8 +29,8 @@ from typing import Any
 
 from servicebench_support_queue.server.servicebench.oracle import next_action
 from servicebench_support_queue.server.servicebench.environment import ServiceBenchEnvironment
-from servicebench_support_queue.server.servicebench.proof import prove
-from servicebench_support_queue.server.servicebench.cache import ProvenVariants
+from servicebench_support_queue.server.servicebench.variants import build_variant
+from servicebench_support_queue.server.variants import VariantCache
 
 TASKS = ("order_status_lookup", "return_and_refund", "billing_discrepancy")
 
@@ -51,7 +51,7 @@ def spread(values: list[float]) -> dict[str, float]:
 
 
 def time_builds(task_id: str, seeds: range) -> dict[str, Any]:
-    registry = ProvenVariants(lambda variant: prove(variant, ServiceBenchEnvironment))
+    registry = VariantCache(build_variant, ServiceBenchEnvironment.prove_variant)
     wall_ms, cpu_ms, families, retried = [], [], Counter(), 0
     for seed in seeds:
         wall, cpu = time.perf_counter(), time.process_time()
@@ -79,7 +79,7 @@ def oracle_scores(task_id: str, seeds: range) -> dict[str, Any]:
 
 def variant_bytes(task_id: str, seeds: range, count: int = 200) -> float:
     """Heap bytes one proven variant keeps alive (world + spec + readings)."""
-    registry = ProvenVariants(lambda variant: prove(variant, ServiceBenchEnvironment), capacity=count)
+    registry = VariantCache(build_variant, ServiceBenchEnvironment.prove_variant, capacity=count)
     picked = list(seeds)[:count]
     registry.get(task_id, picked[0])  # warm the imports and caches outside the measurement
     tracemalloc.start()

@@ -25,7 +25,8 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from ..models import TaskCard
 from . import log_redaction, mcp, ws
 from .body_limit import BodyTooLarge
-from .episode import VERSION, EpisodeError
+from .. import __version__
+from .episode import EpisodeError
 from .fast_path import (
     CONTENT_TYPE_HEADER,
     EPISODE_HEADER,
@@ -101,7 +102,7 @@ def _step_body_schema(episodes: Episodes) -> dict[str, Any]:
 def scope_metadata(episodes: Episodes, name: str, description: str) -> dict[str, Any]:
     if len(episodes.envs) == 1:
         return episodes.envs[0].environment_metadata().model_dump()
-    base = EnvironmentMetadata(name=name, description=description, version=VERSION,
+    base = EnvironmentMetadata(name=name, description=description, version=__version__,
                                documentation_url=episodes.envs[0].environment_metadata().documentation_url)
     return {
         **base.model_dump(),
@@ -159,7 +160,7 @@ def build_surface(
     episodes: Episodes, settings: Settings, *, title: str, description: str
 ) -> FastAPI:
     """A FastAPI app with the full OpenEnv surface for `episodes`'s environments."""
-    app = FastAPI(title=title, version=VERSION, description=description, lifespan=on_startup,
+    app = FastAPI(title=title, version=__version__, description=description, lifespan=on_startup,
                   telemetry=None if settings.telemetry else TELEMETRY_OFF)
     install_error_handlers(app)
     metadata = scope_metadata(episodes, title, description)

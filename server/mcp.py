@@ -15,6 +15,7 @@ import json
 import logging
 from typing import Any, Optional
 
+from .. import __version__
 from .episode import EpisodeError
 from .episodes import Episodes, ResetRequest
 from .strict_json import JsonInputError, MalformedJsonError, body_json
@@ -110,7 +111,7 @@ def handle(episodes: Episodes, raw: bytes, content_type: Optional[str] = None) -
             {
                 "protocolVersion": PROTOCOL_VERSION,
                 "capabilities": {"tools": {"listChanged": False}},
-                "serverInfo": {"name": "+".join(episodes.env_names), "version": "1.0.0"},
+                "serverInfo": {"name": "+".join(episodes.env_names), "version": __version__},
             },
             request_id,
         )

@@ -17,10 +17,11 @@ server/servicebench/outcome.py (also in the state at any time, as ``outcome``).
 Variants: `reset(task_id)` or `reset(task_id, seed=0)` plays the canonical task of the
 seed documents; any other seed plays a generated variant of the task (its own users,
 orders, SKUs, prices, coupons and prompt; see server/servicebench/variants.py and the
-seed ranges in server/seeds.py). `VARIANTS` hands out only variants proven solvable
-and uniquely graded by server/servicebench/proof.py, which plays the oracle against
-this very class: the class is passed to it, so imports still run one way. An episode
-holds its variant's shared, frozen world and spec plus its own small overlay.
+seed ranges in server/seeds.py). The environment's variant cache (server/variants.py)
+hands out only variants proven solvable and uniquely graded by
+server/servicebench/proof.py, which plays the oracle against this very class: the
+class passes itself to the proof, so imports still run one way. An episode holds its
+variant's shared, frozen world and spec plus its own small overlay.
 """
 
 from __future__ import annotations
@@ -34,15 +35,15 @@ from ...models import (
     CallRecord, EpisodeOutcome, ServiceBenchAction, ServiceBenchObservation, ServiceBenchState, TaskCard,
 )
 from ..episode import EpisodeEnvironment, ObservationFields
-from ..seeds import is_canonical
 from .proof import prove
 from .outcome import episode_outcome
-from .cache import ProvenVariants
 from .rewards import ApiCall, Progress, score_call
 from .tasks import ENV_NAME, TASK_CARDS, TASK_SPECS, TaskSpec
-from .variants import Variant, canonical_variant
+from .variants import Variant, build_variant, canonical_variant
 
 CallEntry = tuple[int, ApiCall, int, float, tuple[str, ...]]
+CANONICAL_VARIANTS: Mapping[str, Variant] = MappingProxyType(
+    {task_id: canonical_variant(task_id) for task_id in TASK_SPECS})
 
 
 def api_response(status: int, body: dict[str, Any]) -> dict[str, Any]:
@@ -67,8 +68,7 @@ class ServiceBenchEnvironment(
         "following foreign keys user_id -> orders -> item skus, with dense reward shaping."
     )
     tasks = TASK_CARDS
-    _pinned: Optional[Variant] = None
-    """Set only while `start_variant` resets (a class default, so it costs episodes nothing)."""
+    draw_variant = staticmethod(build_variant)
 
     def __init__(self) -> None:
         super().__init__()
@@ -76,6 +76,16 @@ class ServiceBenchEnvironment(
         self._services = ServiceState()
         self._progress = Progress()
         self._calls: list[CallEntry] = []
+
+    @classmethod
+    def prove_variant(cls, drawn: Variant) -> Variant:
+        """Served once the oracle, playing it on this very environment, proves it."""
+        prove(drawn, cls)
+        return drawn
+
+    @classmethod
+    def canonical_variant(cls, task_id: str) -> Variant:
+        return CANONICAL_VARIANTS[task_id]
 
     @property
     def score(self) -> float:
@@ -102,21 +112,7 @@ class ServiceBenchEnvironment(
         twin._calls = list(self._calls)
         return twin
 
-    def start_variant(self, variant: Variant) -> ServiceBenchObservation:
-        """Reset onto exactly this variant, bypassing the registry (the proofs use it)."""
-        self._pinned = variant
-        try:
-            return self.reset(seed=variant.seed, task_id=variant.task_id)
-        finally:
-            del self._pinned
-
-    def _start(self, card: TaskCard, seed: Optional[int]) -> ObservationFields:
-        if self._pinned is not None:
-            variant = self._pinned
-        elif is_canonical(seed):
-            variant = CANONICAL_VARIANTS[card.id]
-        else:
-            variant = VARIANTS.get(card.id, int(seed))  # type: ignore[arg-type]
+    def _start(self, card: TaskCard, variant: Variant) -> ObservationFields:
         self.task = variant.spec.card
         self._spec = variant.spec
         self._services = ServiceState(variant.world)
@@ -166,7 +162,3 @@ class ServiceBenchEnvironment(
             call_history=history,
         )
 
-
-CANONICAL_VARIANTS: Mapping[str, Variant] = MappingProxyType(
-    {task_id: canonical_variant(task_id) for task_id in TASK_SPECS})
-VARIANTS = ProvenVariants(prove=lambda variant: prove(variant, ServiceBenchEnvironment))

@@ -18,6 +18,9 @@ environment on that variant, and rejects the variant unless:
 
 The environment is passed in as a factory, so this module sits below the
 environment in the import order and the environment can prove its own variants.
+Only these checks reject a variant (`require`, server/variants.py): an exception
+raised while the oracle plays is a bug in the oracle or the generator, and it
+propagates.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from ...mock_services import to_cents
 from ...models import ServiceBenchAction, ServiceBenchObservation
 from .oracle import next_action
 from .rewards import REWARD_TABLE
+from ..variants import require
 from .variants import Variant
 
 OPTIMAL_CALLS = {"order_status_lookup": 2, "return_and_refund": 5, "billing_discrepancy": 4}
@@ -37,24 +41,15 @@ REFUND_ENDPOINT = "/orders/process-refund"
 CORRECT_REFUND_SIGNALS = frozenset({"correct_refund_issued", "correct_adjustment_issued"})
 
 
-class VariantRejected(Exception):
-    """The variant failed its proof; the registry draws the next attempt instead."""
-
-
 class PlayableEnvironment(Protocol):
     """What the proof needs of an environment (ServiceBenchEnvironment, passed in by it)."""
 
-    def start_variant(self, variant: Variant) -> ServiceBenchObservation: ...
+    def reset(self, seed: Optional[int] = None, episode_id: Optional[str] = None, task_id: Any = None,
+              variant: Any = None) -> ServiceBenchObservation: ...
 
     def step(self, action: ServiceBenchAction) -> ServiceBenchObservation: ...
 
     def fork(self) -> "PlayableEnvironment": ...
-
-
-def _require(condition: bool, variant: Variant, problem: str) -> None:
-    if not condition:
-        raise VariantRejected(f"{variant.task_id} seed {variant.seed} attempt {variant.attempt} "
-                              f"({variant.family}): {problem}")
 
 
 @dataclass
@@ -74,7 +69,7 @@ class OracleRun:
 
 def play_oracle(variant: Variant, env: PlayableEnvironment) -> OracleRun:
     """The oracle's whole episode on the variant."""
-    run = OracleRun([env.start_variant(variant)], [])
+    run = OracleRun([env.reset(seed=variant.seed, task_id=variant.task_id, variant=variant)], [])
     budget = variant.spec.card.max_steps
     while len(run.actions) < budget and (action := next_action(run.history)) is not None:
         if action.endpoint == REFUND_ENDPOINT and run.before_refund is None:
@@ -127,41 +122,38 @@ def prove(variant: Variant, make_env: Callable[[], PlayableEnvironment]) -> Opti
 
     Returns the oracle's refund amount (None for a task without a refund).
     """
-    try:
-        run = play_oracle(variant, make_env())
-    except (KeyError, TypeError, ValueError, AttributeError) as error:  # data the oracle cannot read
-        raise VariantRejected(f"{variant.task_id} seed {variant.seed}: oracle failed: {error!r}") from error
+    run = play_oracle(variant, make_env())  # the oracle raising is a bug, never a rejection
     history, actions = run.history, run.actions
     last = history[-1]
     prompt = variant.spec.card.description
-    _require(len(actions) == OPTIMAL_CALLS[variant.task_id], variant,
+    require(len(actions) == OPTIMAL_CALLS[variant.task_id], variant,
              f"oracle made {len(actions)} calls, optimal is {OPTIMAL_CALLS[variant.task_id]}")
-    _require(all(observation.success for observation in history), variant, "an oracle call failed")
-    _require(last.done and last.task_completed and last.cumulative_reward == 1.0, variant,
+    require(all(observation.success for observation in history), variant, "an oracle call failed")
+    require(last.done and last.task_completed and last.cumulative_reward == 1.0, variant,
              f"oracle scored {last.cumulative_reward}, not 1.0")
     table = REWARD_TABLE[variant.task_id]
     earned = sum(table[signal] for observation in history[1:]
                  for signal in observation.info["reward_signals"])
-    _require(round(earned, 6) == 1.0, variant, f"reward rows sum to {earned} before clamping")
-    _require(all(mention in prompt for mention in variant.mentions), variant, "prompt lacks an identifier")
+    require(round(earned, 6) == 1.0, variant, f"reward rows sum to {earned} before clamping")
+    require(all(mention in prompt for mention in variant.mentions), variant, "prompt lacks an identifier")
 
     refund: Optional[float] = None
     if variant.readings is not None:
-        _require(run.refund is not None and run.before_refund is not None, variant, "oracle issued no refund")
+        require(run.refund is not None and run.before_refund is not None, variant, "oracle issued no refund")
         assert run.refund is not None and run.before_refund is not None
         refund = float(run.refund.params["amount"])
         correct = variant.readings.correct
-        _require(to_cents(refund) == correct == to_cents(variant.spec.refund_amount or 0), variant,
+        require(to_cents(refund) == correct == to_cents(variant.spec.refund_amount or 0), variant,
                  f"oracle {refund}, readings {correct}, grader {variant.spec.refund_amount} disagree")
         graded: set[int] = set()
         for name, amount in variant.readings.wrong.items():
-            _require(abs(amount - correct) > 1, variant, f"reading {name} ({amount}) is also correct")
+            require(abs(amount - correct) > 1, variant, f"reading {name} ({amount}) is also correct")
             if amount not in graded:
                 graded.add(amount)
-                _require(_graded_wrong(run.before_refund, run.refund, amount / 100), variant,
+                require(_graded_wrong(run.before_refund, run.refund, amount / 100), variant,
                          f"reading {name} ({amount}) is not graded wrong")
     if variant.hidden_cents:
         stated = _stated_amounts(prompt, run)
         for amount in variant.hidden_cents:
-            _require(amount not in stated, variant, f"{amount} cents is stated outright")
+            require(amount not in stated, variant, f"{amount} cents is stated outright")
     return refund

@@ -32,6 +32,7 @@ from types import MappingProxyType
 from typing import Any, Callable, Mapping, Optional
 
 from ...mock_services import CANONICAL_WORLD, World
+from ..variants import Draw
 from .refund_readings import Readings, readings_for
 from .tasks import TASK_SPECS, TaskSpec, money_text, render_prompt
 from .world import (
@@ -49,12 +50,9 @@ STALE_EVIDENCE = MappingProxyType({"order_evidence": ("items",),
 
 
 @dataclass(frozen=True)
-class Variant:
+class Variant(Draw):
     """One served task: its world, its graded spec and what its proof must check."""
 
-    task_id: str
-    seed: int
-    attempt: int
     family: str
     world: World
     spec: TaskSpec
@@ -64,6 +62,10 @@ class Variant:
     """The right refund reading and the wrong ones (tasks with a refund)."""
     hidden_cents: tuple[int, ...] = ()
     """Derived amounts that no prompt or response may state (task 3)."""
+
+    @property
+    def label(self) -> str:
+        return f"{super().label} ({self.family})"
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,9 @@ to the next; the episode is done after the last ticket. Rewards:
 
 Seeds: `reset(task_id)` or `reset(task_id, seed=0)` plays the canonical task of
 data/support_tickets.json; any other seed plays that task's generated variant
-(server/support_queue/cache.py), proven before it is served and then shared
-through a bounded cache. The same (task, seed) is the same episode in any process.
+(server/support_queue/variants.py), proven by server/support_queue/proof.py before it
+is served and then shared through the environment's bounded cache (server/variants.py).
+The same (task, seed) is the same episode in any process.
 
 An episode keeps only a reference to the shared immutable variant (its tickets and
 their compiled facts), a cursor, its own actions and one float per graded ticket, so
@@ -22,13 +23,21 @@ grading history is rebuilt from the actions on request: the grader is determinis
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from types import MappingProxyType
+from typing import Any, Mapping, Optional
 
 from ...models import SupportQueueAction, SupportQueueObservation, SupportQueueState, TaskCard
 from ..episode import EpisodeEnvironment, ObservationFields
-from .grader import DECIMALS, SCORING_WEIGHTS, TicketFacts, grade
-from .tasks import ENV_NAME, TASK_CARDS, CanonicalTicket, SupportTask
-from .cache import ProvenVariant, variant_for
+from .grader import CANONICAL_FACTS, DECIMALS, SCORING_WEIGHTS, TicketFacts, grade
+from .proof import ProvenVariant, prove
+from .tasks import ENV_NAME, TASK_CARDS, TASKS, CanonicalTicket, SupportTask
+from .variants import build_variant
+
+CANONICAL_VARIANTS: Mapping[str, ProvenVariant] = MappingProxyType({
+    task.card.id: ProvenVariant(task_id=task.card.id, seed=None, attempt=0, task=task,
+                                facts=CANONICAL_FACTS[task.card.id])
+    for task in TASKS
+})
 
 
 class SupportQueueEnvironment(
@@ -46,6 +55,12 @@ class SupportQueueEnvironment(
         "reply; graded per ticket on labels, fact coverage and reply safety."
     )
     tasks = TASK_CARDS
+    draw_variant = staticmethod(build_variant)
+    prove_variant = staticmethod(prove)
+
+    @classmethod
+    def canonical_variant(cls, task_id: str) -> ProvenVariant:
+        return CANONICAL_VARIANTS[task_id]
 
     def __init__(self) -> None:
         super().__init__()
@@ -69,9 +84,9 @@ class SupportQueueEnvironment(
 
     # --------------------------------------------------------------- lifecycle
 
-    def _start(self, card: TaskCard, seed: Optional[int]) -> ObservationFields:
-        self._variant = variant_for(card.id, seed)
-        self._task = self._variant.task
+    def _start(self, card: TaskCard, variant: ProvenVariant) -> ObservationFields:
+        self._variant = variant
+        self._task = variant.task
         self._cursor = 0
         self._actions = []
         self._rewards = []

@@ -1,6 +1,7 @@
 """Generation-time validity: a Support Queue variant is served only once it is proven.
 
-`prove(variant)` rejects a generated variant (VariantRejected) unless, for every ticket:
+`prove(variant)` rejects a generated variant (`VariantRejected`, through `require` of
+server/variants.py) unless, for every ticket:
 
 1. its gold labels equal the labels the documented rules derive from its factors
    (server/support_queue/rules.py, independent of how the generator set them);
@@ -27,6 +28,7 @@ from dataclasses import dataclass
 from typing import Mapping, Optional
 
 from ...models import DISPOSITIONS, PRIORITIES, QUEUES, SupportQueueAction
+from ..variants import Draw, require
 from .variants import Factors, Variant
 from .grader import SCORING_WEIGHTS, TicketFacts, compile_task_facts, grade
 from .rules import expected_labels
@@ -44,17 +46,10 @@ if _UNKNOWN_RULES:
     raise ValueError(f"the scenario families name unknown unsafe rules: {_UNKNOWN_RULES}")
 
 
-class VariantRejected(ValueError):
-    """The variant failed its proof; the registry draws the next attempt instead."""
-
-
 @dataclass(frozen=True, slots=True)
-class ProvenVariant:
+class ProvenVariant(Draw):
     """What an episode plays: the task, its compiled facts and (for a generated one) its factors."""
 
-    task_id: str
-    seed: Optional[int]
-    attempt: int
     task: SupportTask
     facts: Mapping[str, TicketFacts]
     factors: tuple[Factors, ...] = ()
@@ -83,28 +78,22 @@ def best_constant_labels(tickets: tuple[CanonicalTicket, ...]) -> tuple[tuple[st
     return (best[0], best[1], best[2]), total / len(tickets)
 
 
-def _require(condition: bool, variant: Variant, problem: str) -> None:
-    if not condition:
-        raise VariantRejected(f"{variant.task_id} seed {variant.seed} attempt {variant.attempt}: "
-                              f"{problem}")
-
-
 def _check_evidence(variant: Variant, ticket: CanonicalTicket, factors: Factors,
                     witness: Witness) -> None:
     said = f"{ticket.subject}\n{ticket.body}"
     events = "\n".join(ticket.recent_events)
     where = f"{ticket.ticket_id} ({factors.situation})"
-    _require(ticket.customer_tier == factors.tier, variant, f"{where}: tier field differs")
+    require(ticket.customer_tier == factors.tier, variant, f"{where}: tier field differs")
     breach_shown = any(SLA_BREACH_EVENT.search(e) for e in ticket.recent_events)
-    _require(breach_shown == factors.sla_breached, variant, f"{where}: SLA breach not as shown")
+    require(breach_shown == factors.sla_breached, variant, f"{where}: SLA breach not as shown")
     for pattern in witness.events_show:
-        _require(re.search(pattern, events, re.IGNORECASE) is not None, variant,
+        require(re.search(pattern, events, re.IGNORECASE) is not None, variant,
                  f"{where}: events do not show {pattern!r}")
     for pattern in witness.body_shows:
-        _require(re.search(pattern, said, re.IGNORECASE) is not None, variant,
+        require(re.search(pattern, said, re.IGNORECASE) is not None, variant,
                  f"{where}: ticket does not say {pattern!r}")
     for pattern in witness.body_lacks:
-        _require(re.search(pattern, said, re.IGNORECASE) is None, variant,
+        require(re.search(pattern, said, re.IGNORECASE) is None, variant,
                  f"{where}: ticket gives {pattern!r}, the detail it must omit")
 
 
@@ -112,13 +101,13 @@ def _check_gold_earns_one(variant: Variant, ticket: CanonicalTicket, facts: Tick
     where = ticket.ticket_id
     public = ticket.public_ticket().model_dump_json()
     for secret in (ticket.gold_summary, ticket.gold_response, ticket.gold.rationale):
-        _require(secret not in public, variant, f"{where}: gold data leaks into the ticket")
+        require(secret not in public, variant, f"{where}: gold data leaks into the ticket")
     result = grade(ticket, gold_action(ticket), facts)
     for text in (result.summary, result.response):
-        _require(text.coverage == 1.0 and not text.flags, variant,
+        require(text.coverage == 1.0 and not text.flags, variant,
                  f"{where}: gold text misses {text.missing} or is flagged {text.flags}")
-    _require(not result.unsafe.hits, variant, f"{where}: gold reply is unsafe: {result.unsafe.hits}")
-    _require(result.raw_total == 1.0 and result.reward == 1.0, variant,
+    require(not result.unsafe.hits, variant, f"{where}: gold reply is unsafe: {result.unsafe.hits}")
+    require(result.raw_total == 1.0 and result.reward == 1.0, variant,
              f"{where}: gold action earns {result.raw_total}")
 
 
@@ -126,23 +115,23 @@ def prove(variant: Variant) -> ProvenVariant:
     """The variant, proven (see the module docstring), with its compiled facts."""
     tickets = variant.task.tickets
     plan = COMPOSITIONS[variant.task_id]
-    _require(len(tickets) == len(plan.slots) == len(variant.factors) == len(variant.witnesses),
+    require(len(tickets) == len(plan.slots) == len(variant.factors) == len(variant.witnesses),
              variant, "ticket, factor and witness counts differ from the composition")
-    _require(len({t.ticket_id for t in tickets}) == len(tickets), variant, "duplicate ticket ids")
+    require(len({t.ticket_id for t in tickets}) == len(tickets), variant, "duplicate ticket ids")
     facts = compile_task_facts(tickets)
     for ticket, factors, witness in zip(tickets, variant.factors, variant.witnesses):
         labels = (ticket.gold.priority, ticket.gold.queue, ticket.gold.disposition)
-        _require(labels == expected_labels(factors), variant,
+        require(labels == expected_labels(factors), variant,
                  f"{ticket.ticket_id} ({factors.situation}): labels {labels} break the rules, "
                  f"which give {expected_labels(factors)}")
         _check_evidence(variant, ticket, factors, witness)
         _check_gold_earns_one(variant, ticket, facts[ticket.ticket_id])
     for index, dimension in enumerate(LABEL_DIMENSIONS):
         distinct = {(t.gold.priority, t.gold.queue, t.gold.disposition)[index] for t in tickets}
-        _require(len(distinct) >= plan.min_distinct[dimension], variant,
+        require(len(distinct) >= plan.min_distinct[dimension], variant,
                  f"only {len(distinct)} distinct {dimension} labels")
     triple, share = best_constant_labels(tickets)
-    _require(share <= LABEL_CONSTANT_CAP, variant,
+    require(share <= LABEL_CONSTANT_CAP, variant,
              f"the constant labels {triple} earn {share:.3f} on labels alone")
     return ProvenVariant(task_id=variant.task_id, seed=variant.seed, attempt=variant.attempt,
                          task=variant.task, facts=facts, factors=variant.factors)

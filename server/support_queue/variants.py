@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any, Mapping, Optional
 
+from ..variants import Draw, VariantRejected
 from .scenarios import (
     COMPOSITIONS, MODIFIERS, POOLS, Composition, Option, Situation, Witness,
 )
@@ -52,12 +53,9 @@ class Factors:
 
 
 @dataclass(frozen=True, slots=True)
-class Variant:
+class Variant(Draw):
     """One generated task; `factors` and `witnesses` line up with `task.tickets`."""
 
-    task_id: str
-    seed: int
-    attempt: int
     task: SupportTask
     factors: tuple[Factors, ...]
     witnesses: tuple[Witness, ...]
@@ -246,7 +244,7 @@ def _raise_note(draft: _Draft) -> list[str]:
 
 
 def build_variant(task_id: str, seed: int, attempt: int = 0) -> Variant:
-    """The generated variant `attempt` of (task, seed); ValueError if no draft is diverse enough."""
+    """The generated variant `attempt` of (task, seed); VariantRejected if no draft is diverse enough."""
     plan = COMPOSITIONS[task_id]
     rng = random.Random(f"support_queue:{task_id}:{seed}:{attempt}")
     for _ in range(MAX_DRAFTS):
@@ -254,7 +252,7 @@ def build_variant(task_id: str, seed: int, attempt: int = 0) -> Variant:
         if _diverse(drafts, plan):
             break
     else:
-        raise ValueError(f"{task_id} seed {seed} attempt {attempt}: no diverse draft")
+        raise VariantRejected(f"{task_id} seed {seed} attempt {attempt}: no diverse draft")
     people = _People(rng)
     companies = rng.sample(POOLS["companies"], len(drafts))
     ids: list[str] = []

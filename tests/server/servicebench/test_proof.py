@@ -12,11 +12,10 @@ from pathlib import Path
 import pytest
 
 from servicebench_support_queue.mock_services import to_cents
-from servicebench_support_queue.server.servicebench.environment import VARIANTS, ServiceBenchEnvironment
-from servicebench_support_queue.server.servicebench.proof import VariantRejected, _graded_wrong, play_oracle, prove
+from servicebench_support_queue.server.servicebench.environment import ServiceBenchEnvironment
+from servicebench_support_queue.server.servicebench.proof import _graded_wrong, play_oracle, prove
 from servicebench_support_queue.server.servicebench.refund_readings import Readings
-from servicebench_support_queue.server.servicebench.cache import ProvenVariants
-from servicebench_support_queue.server.variants import MAX_ATTEMPTS, VariantUnavailable
+from servicebench_support_queue.server.variants import MAX_ATTEMPTS, VariantCache, VariantRejected, VariantUnavailable
 from servicebench_support_queue.server.servicebench.variants import Variant, build_variant, canonical_variant
 
 
@@ -47,7 +46,7 @@ def test_proof_rejects_a_grader_amount_that_disagrees_with_the_data():
 
 @pytest.mark.parametrize("damaged, quantity", [(1, 2), (2, 3), (3, 3)])
 def test_several_units_the_prompt_counts_are_refunded_and_every_other_count_is_wrong(damaged, quantity):
-    variant = next(v for v in (VARIANTS.get("return_and_refund", seed) for seed in range(1, 300))
+    variant = next(v for v in (ServiceBenchEnvironment.variants.get("return_and_refund", seed) for seed in range(1, 300))
                    if f"{damaged} of the {quantity} units" in v.spec.card.description)
     order = variant.world.tables["orders"][variant.spec.order_id]
     unit = next(to_cents(item["unit_price"]) for item in order["items"] if item["sku"] == variant.spec.item_sku)
@@ -114,7 +113,7 @@ def test_canonical_tasks_pass_the_proof_except_task_twos_coincidence():
 # ---------------------------------------------------------------------- the registry
 
 def test_registry_is_a_bounded_lru_and_serves_the_same_variant():
-    registry = ProvenVariants(proven, capacity=3)
+    registry = VariantCache(build_variant, ServiceBenchEnvironment.prove_variant, capacity=3)
     first = registry.get("return_and_refund", 1)
     assert registry.get("return_and_refund", 1) is first
     for seed in (2, 3):
@@ -127,12 +126,12 @@ def test_registry_is_a_bounded_lru_and_serves_the_same_variant():
 
 
 def test_registry_skips_rejected_attempts_deterministically():
-    def reject_first_attempt(variant: Variant) -> None:
+    def reject_first_attempt(variant: Variant) -> Variant:
         if variant.attempt == 0:
             raise VariantRejected("attempt 0 refused")
-        proven(variant)
+        return ServiceBenchEnvironment.prove_variant(variant)
 
-    served = ProvenVariants(reject_first_attempt).get("billing_discrepancy", 9)
+    served = VariantCache(build_variant, reject_first_attempt).get("billing_discrepancy", 9)
     assert served.attempt == 1 and served == build_variant("billing_discrepancy", 9, 1)
     assert served.spec.card.description != build_variant("billing_discrepancy", 9, 0).spec.card.description
 
@@ -142,13 +141,13 @@ def test_registry_gives_up_loudly_when_nothing_passes():
         raise VariantRejected(f"attempt {variant.attempt} refused")
 
     with pytest.raises(VariantUnavailable, match=f"no valid variant in {MAX_ATTEMPTS} attempts"):
-        ProvenVariants(reject).get("order_status_lookup", 3)
+        VariantCache(build_variant, reject).get("order_status_lookup", 3)
 
 
 def test_the_environment_serves_the_registrys_proven_variants():
     env = ServiceBenchEnvironment()
     env.reset(task_id="return_and_refund", seed=12345)
-    assert env._spec is VARIANTS.get("return_and_refund", 12345).spec
+    assert env._spec is ServiceBenchEnvironment.variants.get("return_and_refund", 12345).spec
     assert env.state.seed == 12345 and env.state.task.description == env._spec.card.description
 
 

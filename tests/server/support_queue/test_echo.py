@@ -12,7 +12,8 @@ from servicebench_support_queue.server.support_queue.echo import TicketEcho, con
 from servicebench_support_queue.server.support_queue.environment import SupportQueueEnvironment
 from servicebench_support_queue.server.support_queue.grader import ECHO_LIMITS, WORD_CAPS, count_words, grade, score_text
 from servicebench_support_queue.server.support_queue.tasks import TASKS, CanonicalTicket
-from servicebench_support_queue.server.support_queue.cache import variant_for
+
+variant_for = SupportQueueEnvironment.variant_for  # the canonical task, or the seed's proven variant
 
 ALL_TICKETS = [t for task in TASKS for t in task.tickets]
 BY_ID = {t.ticket_id: t for t in ALL_TICKETS}

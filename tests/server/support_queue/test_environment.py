@@ -19,7 +19,8 @@ from servicebench_support_queue.server.episode import EpisodeFinishedError, Epis
 from servicebench_support_queue.server.support_queue.environment import SupportQueueEnvironment
 from servicebench_support_queue.server.support_queue.grader import SCORING_WEIGHTS, grade
 from servicebench_support_queue.server.support_queue.tasks import TASKS, CanonicalTicket, SupportTask, get_task
-from servicebench_support_queue.server.support_queue.cache import variant_for
+
+variant_for = SupportQueueEnvironment.variant_for  # the canonical task, or the seed's proven variant
 
 TASK_IDS = ["easy_inbox_cleanup", "medium_sla_defense", "hard_exec_escalations"]
 

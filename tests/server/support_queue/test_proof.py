@@ -12,11 +12,12 @@ from servicebench_support_queue.server.seeds import HELD_OUT, TRAIN
 from servicebench_support_queue.server.support_queue.environment import SupportQueueEnvironment
 from servicebench_support_queue.server.support_queue.variants import Variant, build_variant
 from servicebench_support_queue.server.support_queue.grader import WORD_CAPS, compile_task_facts, grade, score_text
-from servicebench_support_queue.server.support_queue.proof import VariantRejected, prove
+from servicebench_support_queue.server.support_queue.proof import prove
 from servicebench_support_queue.server.support_queue.tasks import TASKS
-from servicebench_support_queue.server.support_queue.cache import ProvenVariants, variant_for
+from servicebench_support_queue.server.variants import VariantCache, VariantRejected
 
 TASK_IDS = [task.card.id for task in TASKS]
+variant_for = SupportQueueEnvironment.variant_for  # the canonical task, or the seed's proven variant
 CONSTANT_SEEDS = range(TRAIN.start + 1000, TRAIN.start + 1050)
 TRIPLES = list(itertools.product(PRIORITIES, QUEUES, DISPOSITIONS))
 
@@ -158,7 +159,7 @@ def test_every_grade_of_a_variant_uses_its_own_task_context() -> None:
 
 
 def test_the_cache_is_bounded_and_rebuilds_identically() -> None:
-    cache = ProvenVariants(capacity=3)
+    cache = VariantCache(build_variant, prove, capacity=3)
     first = cache.get("hard_exec_escalations", 1)
     for seed in range(2, 6):
         cache.get("hard_exec_escalations", seed)
@@ -175,7 +176,7 @@ def test_the_registry_serves_the_first_attempt_that_passes() -> None:
             return tamper(variant, 0, gold_response="nothing useful")
         return variant
 
-    cache = ProvenVariants(build=build)
+    cache = VariantCache(build, prove)
     served = cache.get("easy_inbox_cleanup", 9)
     assert served.attempt == 2 and cache.rejections == 2
     assert served.task == build_variant("easy_inbox_cleanup", 9, 2).task

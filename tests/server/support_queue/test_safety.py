@@ -12,7 +12,9 @@ from servicebench_support_queue.server.support_queue.heuristic import triage
 from servicebench_support_queue.server.support_queue.clauses import read
 from servicebench_support_queue.server.support_queue.safety import GRAMMAR, RULE_NAMES, RULES, governed, unsafe_hits
 from servicebench_support_queue.server.support_queue.tasks import PRODUCT_DOMAINS, TASKS
-from servicebench_support_queue.server.support_queue.cache import variant_for
+from servicebench_support_queue.server.support_queue.environment import SupportQueueEnvironment
+
+variant_for = SupportQueueEnvironment.variant_for  # the canonical task, or the seed's proven variant
 
 SET_PATH = Path(__file__).parent / "data" / "safety_replies.jsonl"
 ROWS = [json.loads(line) for line in SET_PATH.read_text(encoding="utf-8").splitlines() if line]

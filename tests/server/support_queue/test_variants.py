@@ -26,9 +26,9 @@ from servicebench_support_queue.server.support_queue.proof import (
 from servicebench_support_queue.server.support_queue.rules import IMPACT_LEVEL, expected_labels
 from servicebench_support_queue.server.support_queue.scenarios import COMPOSITIONS, FAMILIES, SITUATIONS
 from servicebench_support_queue.server.support_queue.tasks import TASKS
-from servicebench_support_queue.server.support_queue.cache import CANONICAL, variant_for
 
 TASK_IDS = [task.card.id for task in TASKS]
+variant_for = SupportQueueEnvironment.variant_for  # the canonical task, or the seed's proven variant
 SWEEP_SEEDS = list(range(TRAIN.start, TRAIN.start + 480)) + list(range(HELD_OUT.start, HELD_OUT.start + 40))
 
 
@@ -152,7 +152,7 @@ def test_sweep_covers_every_family_and_differs_by_seed() -> None:
 def test_canonical_seed_and_no_seed_serve_the_canonical_task(task_id: str) -> None:
     canonical = next(task for task in TASKS if task.card.id == task_id)
     assert variant_for(task_id, None).task is canonical is variant_for(task_id, 0).task
-    assert CANONICAL[task_id].factors == ()
+    assert SupportQueueEnvironment.canonical_variant(task_id).factors == ()
     first = SupportQueueEnvironment().reset(task_id=task_id)
     zero = SupportQueueEnvironment().reset(task_id=task_id, seed=0)
     assert first.ticket == zero.ticket == canonical.tickets[0].public_ticket()
