@@ -1,66 +1,18 @@
 """Typed actions, observations and states of both environments.
 
 These are the wire types of the server and the client: every other module
-imports from here, and this module imports nothing of the project's.
+imports from here, and this module imports nothing of the project's but
+read_only_json.py (the shared endpoint catalogue is a read-only list).
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Callable, Literal, NoReturn, Optional
+from typing import Annotated, Any, Literal, Optional
 
 from openenv.core.env_server.types import Action, Observation, State
 from pydantic import BaseModel, ConfigDict, Field, ValidatorFunctionWrapHandler, WrapValidator
 
-# --------------------------------------------------------------------------- read-only JSON
-
-
-def _refuse(self: object, *args: Any, **kwargs: Any) -> NoReturn:
-    raise TypeError(f"{type(self).__name__} is read-only: copy it to change it")
-
-
-class _Shared:
-    """Copying shared, unchanging data gives the same object back; pickling gives a copy."""
-
-    __slots__ = ()
-
-    def __copy__(self) -> Any:
-        return self
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> Any:
-        return self
-
-    def __reduce__(self) -> tuple[Callable[..., Any], tuple[Any, ...]]:
-        plain = dict if isinstance(self, dict) else list
-        return type(self), (plain(self),)  # type: ignore[call-overload]
-
-
-class ReadOnlyDict(_Shared, dict):  # type: ignore[type-arg]
-    """A JSON object that refuses changes, so one instance can be shared safely.
-
-    It stays a real `dict`: equal to plain dicts, encoded by pydantic-core and
-    `json` without help.
-    """
-
-    __slots__ = ()
-    __setitem__ = __delitem__ = __ior__ = _refuse
-    clear = pop = popitem = setdefault = update = _refuse
-
-
-class ReadOnlyList(_Shared, list):  # type: ignore[type-arg]
-    """A JSON array that refuses changes; see `ReadOnlyDict`."""
-
-    __slots__ = ()
-    __setitem__ = __delitem__ = __iadd__ = __imul__ = _refuse
-    append = clear = extend = insert = pop = remove = reverse = sort = _refuse
-
-
-def read_only(value: Any) -> Any:
-    """A read-only deep copy of plain JSON data."""
-    if isinstance(value, dict):
-        return ReadOnlyDict({key: read_only(item) for key, item in value.items()})
-    if isinstance(value, (list, tuple)):
-        return ReadOnlyList(read_only(item) for item in value)
-    return value
+from .read_only_json import ReadOnlyList
 
 
 def _share_read_only(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:

@@ -3,7 +3,8 @@
 Laid out like a tau2-bench domain, data, tools and environment apart; the imports
 run one way, top to bottom:
 
-    world.py       the frozen seed data (data/servicebench.json) and its indexes
+    billing.py     money in whole cents and the one coupon rule
+    world.py       the read-only seed data (data/servicebench.json) and its indexes
     registry.py    `@endpoint`, parameter specs and validation, `ServiceError`
     base.py        the services' base class and the view of an episode they get
     users.py, orders.py, inventory.py    one service each
@@ -13,7 +14,9 @@ run one way, top to bottom:
 Everything public is re-exported here: `from servicebench_support_queue.mock_services import ServiceState`.
 """
 
+from ..read_only_json import thaw
 from .base import EpisodeRecords, normalize_id
+from .billing import BilledLine, coupon_discount, dollars, order_lines, to_cents
 from .catalogue import (
     ENDPOINT_CATALOGUE,
     ENDPOINT_SPECS,
@@ -47,9 +50,6 @@ from .world import (
     SETTINGS,
     USER_ID_BY_EMAIL,
     World,
-    freeze,
-    thaw,
-    to_cents,
 )
 
 __all__ = [
@@ -69,6 +69,7 @@ __all__ = [
     "STATUS_CHOICES",
     "UPDATABLE_USER_FIELDS",
     "USER_ID_BY_EMAIL",
+    "BilledLine",
     "Endpoint",
     "EpisodeRecords",
     "InventoryService",
@@ -81,11 +82,13 @@ __all__ = [
     "bind_params",
     "coerce",
     "collect_endpoints",
+    "coupon_discount",
+    "dollars",
     "endpoint",
     "endpoint_spec",
-    "freeze",
     "normalize_id",
     "normalize_route",
+    "order_lines",
     "resolve_route",
     "thaw",
     "to_cents",

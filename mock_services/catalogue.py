@@ -11,7 +11,8 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import Mapping
 
-from ..models import EndpointSpec, ReadOnlyList, read_only
+from ..models import EndpointSpec
+from ..read_only_json import ReadOnlyList, read_only
 from .inventory import InventoryService
 from .orders import OrderService
 from .registry import Endpoint, ServiceError, collect_endpoints, endpoint_spec

@@ -6,7 +6,8 @@ from typing import Annotated, Any
 
 from .base import _Service
 from .registry import Range, ServiceError, endpoint
-from .world import SETTINGS, thaw
+from ..read_only_json import thaw
+from .world import SETTINGS
 
 MAX_STOCK_ADJUSTMENT = 1_000_000
 

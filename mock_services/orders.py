@@ -6,7 +6,9 @@ from typing import Annotated, Any, Mapping
 
 from .base import _Service
 from .registry import Range, ServiceError, endpoint
-from .world import SETTINGS, thaw, to_cents
+from ..read_only_json import thaw
+from .billing import to_cents
+from .world import SETTINGS
 
 STATUS_CHOICES = ", ".join(SETTINGS["status_transitions"])
 MAX_REFUND = 1_000_000

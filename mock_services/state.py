@@ -22,7 +22,8 @@ from typing import Any, Optional
 
 from .catalogue import resolve_route
 from .registry import ServiceError, bind_params
-from .world import CANONICAL_WORLD, World, thaw
+from ..read_only_json import thaw
+from .world import CANONICAL_WORLD, World
 
 log = logging.getLogger("services")
 

@@ -7,7 +7,8 @@ from typing import Annotated, Any, Optional
 
 from .base import _Service
 from .registry import Range, ServiceError, endpoint
-from .world import SETTINGS, thaw
+from ..read_only_json import thaw
+from .world import SETTINGS
 
 EMAIL_PATTERN = re.compile(r"^[^@\s]+@[^@\s]+\.[A-Za-z]{2,}$")
 UPDATABLE_USER_FIELDS = ", ".join(SETTINGS["user_updatable_fields"])

@@ -3,8 +3,8 @@
 The seed data (data/servicebench.json) is loaded once at import into the frozen
 `CANONICAL_WORLD`; a seeded task variant brings its own frozen `World`. Either is
 shared, read-only, by every episode that plays it; an episode's writes never land
-here but in its `ServiceState` (state.py). This module imports nothing else of the
-package.
+here but in its `ServiceState` (state.py). Of the package it imports only where the
+data lies and how it is made read-only (read_only_json.py).
 """
 
 from __future__ import annotations
@@ -16,44 +16,9 @@ from types import MappingProxyType
 from typing import Any, Mapping
 
 from .. import DATA_DIR
+from ..read_only_json import read_only
 
 DATA_PATH = DATA_DIR / "servicebench.json"
-
-
-def freeze(value: Any) -> Any:
-    """A read-only deep view of plain JSON data: dicts become mapping proxies, lists tuples."""
-    kind = type(value)  # exact types: the data is plain JSON, and ABC checks are slow
-    if kind is dict:
-        return MappingProxyType({key: freeze(item) for key, item in value.items()})
-    if kind is list:
-        return tuple([freeze(item) for item in value])
-    return value
-
-
-_MAPPINGS = (dict, MappingProxyType)
-_SEQUENCES = (tuple, list)
-
-
-def thaw(value: Any) -> Any:
-    """A fresh plain-JSON deep copy, safe to hand out or to mutate.
-
-    Leaves (most values) are copied without a call of their own: every step's
-    response is thawed, so this is on the hot path.
-    """
-    if isinstance(value, _MAPPINGS):  # concrete types: ABC checks are slow
-        return {key: thaw(item) if isinstance(item, _CONTAINERS) else item
-                for key, item in value.items()}
-    if isinstance(value, _SEQUENCES):
-        return [thaw(item) if isinstance(item, _CONTAINERS) else item for item in value]
-    return value
-
-
-_CONTAINERS = _MAPPINGS + _SEQUENCES
-
-
-def to_cents(amount: float) -> int:
-    """Money compared as whole cents, so float noise never decides a refund."""
-    return round(amount * 100)
 
 
 @dataclass(frozen=True)
@@ -92,7 +57,7 @@ class World:
         for order in orders:
             order_ids[order["user_id"]].append(order["order_id"])
         return cls(
-            tables=freeze(tables),
+            tables=read_only(tables),
             user_id_by_email=MappingProxyType({user["email"].lower(): user["user_id"] for user in users}),
             order_ids_by_user=MappingProxyType({uid: tuple(ids) for uid, ids in order_ids.items()}),
         )
@@ -100,7 +65,7 @@ class World:
 
 def _load_world(path: Path) -> World:
     raw = json.loads(path.read_text(encoding="utf-8"))
-    return World.from_records(freeze(raw["settings"]), raw["users"], raw["products"],
+    return World.from_records(read_only(raw["settings"]), raw["users"], raw["products"],
                               raw["coupons"], raw["orders"])
 
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
+from ...mock_services import BilledLine, coupon_discount, to_cents
 from ...models import ServiceBenchAction, ServiceBenchObservation
 
 EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
@@ -170,20 +171,12 @@ def _coupon_skus(order: Data) -> list[str]:
 
 
 def _coupon_value(order: Data, list_prices: Mapping[str, Decimal]) -> Decimal:
-    """The coupon's value on the order by its own rule: percent of list or sale price, or flat."""
-    coupon = order.get("coupon_applied") or {}
-    eligible = coupon.get("eligible_skus")
-    covered = [item for item in order["items"] if eligible is None or item["sku"] in eligible]
-    if coupon.get("type") == "fixed_amount_off":
-        return _money(coupon["amount"]) if covered else Decimal(0)
-    if coupon.get("type") == "percent_off_list_price":
-        base = sum((list_prices[item["sku"]] * item["quantity"] for item in covered
-                    if item["sku"] in list_prices), Decimal(0))
-    elif coupon.get("type") == "percent_off_sale_price":
-        base = sum((_money(item["unit_price"]) * item["quantity"] for item in covered), Decimal(0))
-    else:
-        return Decimal(0)
-    return (base * Decimal(str(coupon["percent"])) / 100).quantize(CENT)
+    """The coupon's value on the order by its own rule (mock_services/billing.py), from the
+    order's lines and the list prices looked up (those of the SKUs the coupon covers)."""
+    lines = [BilledLine(item["sku"], item["quantity"], to_cents(item["unit_price"]),
+                        to_cents(list_prices[item["sku"]]) if item["sku"] in list_prices else None)
+             for item in order["items"]]
+    return (Decimal(coupon_discount(order["coupon_applied"], lines)) / 100).quantize(CENT)
 
 
 def _lines_total(order: Data) -> Decimal:

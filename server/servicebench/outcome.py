@@ -21,7 +21,6 @@ This module depends on the services and the task specs only.
 
 from __future__ import annotations
 
-from types import MappingProxyType
 from typing import Any, Mapping, Optional
 
 from ...mock_services import ServiceState, thaw, to_cents
@@ -29,7 +28,6 @@ from .tasks import TaskSpec
 
 REFUND_TOLERANCE_CENTS = 1
 Report = dict[str, Any]
-_CONTAINERS = (tuple, MappingProxyType)
 
 
 def refund_total_matches(spec: TaskSpec, refunded_cents: int) -> bool:
@@ -51,25 +49,13 @@ def _is_intended(spec: TaskSpec, change: Mapping[str, Any], refunded_cents: int)
     return table == "users" and key == spec.customer_id and field in spec.note_fields
 
 
-def _unchanged(frozen: Any, plain: Any) -> bool:
-    """Whether a frozen world value equals an episode's plain copy of it, cheaply: a mapping
-    proxy compares equal to a dict of the same items, a tuple never to a list, so a tuple is
-    compared item by item, and only a nested difference is confirmed on a thawed copy."""
-    if frozen == plain:
-        return True
-    if frozen.__class__ is tuple and len(frozen) == len(plain) and all(
-            item == other for item, other in zip(frozen, plain)):
-        return True
-    return frozen.__class__ in _CONTAINERS and thaw(frozen) == plain
-
-
 def world_changes(services: ServiceState) -> list[Report]:
     """Every field the episode changed, `{table, key, field, before, after}`, in write order."""
     changes = []
     for table, key, before, after in services.written():
         for field, value in after.items():
             previous = before.get(field)
-            if not _unchanged(previous, value):
+            if previous != value:  # read-only world data equals its plain copy
                 changes.append({"table": table, "key": key, "field": field,
                                 "before": thaw(previous), "after": thaw(value)})
     return changes

@@ -21,8 +21,8 @@ from datetime import date
 from types import MappingProxyType
 from typing import Any, Mapping
 
-from ...mock_services import World
-from .world import cents, price_on
+from ...mock_services import World, to_cents
+from .world import price_on
 
 CORRECT_READING: Mapping[str, str] = MappingProxyType({
     "damaged_item": "damaged_units_charged",
@@ -41,7 +41,7 @@ class Readings:
 
 def _lines(world: World, order: Mapping[str, Any]) -> list[tuple[Mapping[str, Any], int, int]]:
     products = world.tables["products"]
-    return [(products[item["sku"]], item["quantity"], cents(item["unit_price"])) for item in order["items"]]
+    return [(products[item["sku"]], item["quantity"], to_cents(item["unit_price"])) for item in order["items"]]
 
 
 def damaged_item_readings(world: World, order_id: str, sku: str, damaged: int = 1) -> dict[str, int]:
@@ -50,12 +50,12 @@ def damaged_item_readings(world: World, order_id: str, sku: str, damaged: int = 
     lines = _lines(world, order)
     readings = {}
     if sum(quantity for _, quantity, _ in lines) > 1:
-        readings["order_total"] = cents(order["total_charged"])
+        readings["order_total"] = to_cents(order["total_charged"])
     for product, quantity, unit in lines:
         if product["sku"] != sku:
             readings[f"other_item_{product['sku']}"] = unit
             continue
-        list_price = cents(product["price"])
+        list_price = to_cents(product["price"])
         readings["damaged_units_charged"] = damaged * unit
         readings["list_price_now"] = list_price
         if damaged > 1:
@@ -72,19 +72,19 @@ def _coupon_readings(world: World, order: Mapping[str, Any], readings: dict[str,
     eligible = coupon["eligible_skus"]
     covered = [line for line in lines if eligible is None or line[0]["sku"] in eligible]
     if "amount" in coupon:
-        amount = cents(coupon["amount"])
+        amount = to_cents(coupon["amount"])
         readings.update(flat_once=amount, flat_twice=2 * amount)
         units = sum(quantity for _, quantity, _ in covered)
         if units > 1:
             readings["flat_per_unit_twice"] = 2 * amount * units
         return
     share = coupon["percent"] / 100
-    bases = {"list": sum(q * cents(p["price"]) for p, q, _ in covered),
+    bases = {"list": sum(q * to_cents(p["price"]) for p, q, _ in covered),
              "sale": sum(q * unit for _, q, unit in covered)}
     if len(covered) < len(lines):
         bases["all_lines"] = sum(q * unit for _, q, unit in lines)
     if any(q > 1 for _, q, _ in covered):
-        bases["list_one_unit"] = sum(cents(p["price"]) for p, _, _ in covered)
+        bases["list_one_unit"] = sum(to_cents(p["price"]) for p, _, _ in covered)
     for name, base in bases.items():
         readings[f"percent_of_{name}_once"] = round(base * share)
         readings[f"percent_of_{name}_twice"] = 2 * round(base * share)
@@ -98,7 +98,7 @@ def _stale_readings(world: World, order: Mapping[str, Any], readings: dict[str, 
         in_effect = price_on(product, placed)
         if unit > in_effect:
             then += quantity * (unit - in_effect)
-            now += quantity * (unit - cents(product["price"]))
+            now += quantity * (unit - to_cents(product["price"]))
             one_unit += unit - in_effect
             stale_units += quantity
     if then:
@@ -112,7 +112,7 @@ def _stale_readings(world: World, order: Mapping[str, Any], readings: dict[str, 
 def billing_readings(world: World, order_id: str) -> dict[str, int]:
     """Refund the overbilling: the coupon once or twice, on which base; or a stale price."""
     order = world.tables["orders"][order_id]
-    readings = {"full_charge": cents(order["total_charged"])}
+    readings = {"full_charge": to_cents(order["total_charged"])}
     if order["coupon_code"] is not None:
         _coupon_readings(world, order, readings)
     _stale_readings(world, order, readings)

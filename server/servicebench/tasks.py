@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Mapping, Optional
 
-from ...mock_services import BASE, to_cents
+from ...mock_services import BASE, coupon_discount, dollars, order_lines, to_cents
 from ...models import TaskCard
 
 ENV_NAME = "servicebench"
@@ -107,23 +107,14 @@ def line_item_price(order_id: str, sku: str) -> float:
     return next(item["unit_price"] for item in BASE["orders"][order_id]["items"] if item["sku"] == sku)
 
 
-def coupon_value(order: Mapping[str, Any]) -> int:
-    """The coupon's value on the order, in cents, as the coupon's own metadata defines it."""
-    coupon = BASE["coupons"][order["coupon_code"]]
-    if coupon["type"] == "fixed_amount_off":
-        return to_cents(coupon["amount"])
-    eligible = coupon["eligible_skus"]
-    list_total = sum(item["quantity"] * to_cents(BASE["products"][item["sku"]]["price"])
-                     for item in order["items"] if eligible is None or item["sku"] in eligible)
-    return round(list_total * coupon["percent"] / 100)
-
-
 def overbilled_amount(order_id: str) -> float:
-    """Charged minus what should have been charged (line items less the coupon)."""
+    """Charged minus what should have been charged: the line items less the coupon, by its rule."""
     order = BASE["orders"][order_id]
-    line_total = sum(item["quantity"] * to_cents(item["unit_price"]) for item in order["items"])
-    discount = coupon_value(order) if order["coupon_code"] else 0
-    return (to_cents(order["total_charged"]) - (line_total - discount)) / 100
+    lines = order_lines(order, BASE["products"])
+    coupon = BASE["coupons"][order["coupon_code"]] if order["coupon_code"] else None
+    discount = coupon_discount(coupon, lines) if coupon else 0
+    line_total = sum(line.quantity * line.unit_cents for line in lines)
+    return dollars(to_cents(order["total_charged"]) - (line_total - discount))
 
 
 def _card(task_id: str, alias: int, title: str, difficulty: str, prompt: str, max_steps: int) -> TaskCard:

@@ -31,12 +31,12 @@ from datetime import timedelta
 from types import MappingProxyType
 from typing import Any, Callable, Mapping, Optional
 
-from ...mock_services import CANONICAL_WORLD, World
+from ...mock_services import CANONICAL_WORLD, World, dollars
 from ..variants import Draw
 from .refund_readings import Readings, readings_for
 from .tasks import TASK_SPECS, TaskSpec, money_text, render_prompt
 from .world import (
-    FIRST_ORDER, HISTORY_END, HISTORY_START, TODAY, WORDS, WorldDraft, coupon_cents, dollars, price_on,
+    FIRST_ORDER, HISTORY_END, HISTORY_START, TODAY, WORDS, WorldDraft, coupon_cents, price_on,
     random_day,
 )
 

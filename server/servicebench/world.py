@@ -20,10 +20,11 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 from ... import DATA_DIR
-from ...mock_services import SETTINGS, World, freeze
+from ...mock_services import SETTINGS, BilledLine, World, coupon_discount, dollars, to_cents
+from ...read_only_json import read_only
 
 WORDS_PATH = DATA_DIR / "servicebench_variants.json"
-WORDS: Mapping[str, Any] = freeze(json.loads(WORDS_PATH.read_text(encoding="utf-8")))
+WORDS: Mapping[str, Any] = read_only(json.loads(WORDS_PATH.read_text(encoding="utf-8")))
 CALENDAR = WORDS["calendar"]
 HISTORY_START = date.fromisoformat(CALENDAR["history_start"])
 HISTORY_END = date.fromisoformat(CALENDAR["history_end"])
@@ -38,37 +39,19 @@ FILLER_STATUSES = ("delivered",) * 5 + ("shipped", "shipped", "processing", "pen
                                          "returned", "cancelled")
 
 
-def dollars(cents: int) -> float:
-    return cents / 100
-
-
-def cents(amount: float) -> int:
-    return round(amount * 100)
-
-
 def price_on(product: Mapping[str, Any], day: date) -> int:
     """The list price in effect on `day` (cents), from the product's price history."""
     in_effect = product["price_history"][0]["price"]
     for change in product["price_history"]:
         if date.fromisoformat(change["effective_date"]) <= day:
             in_effect = change["price"]
-    return cents(in_effect)
+    return to_cents(in_effect)
 
 
 def coupon_cents(coupon: Mapping[str, Any], lines: Sequence[Line]) -> int:
-    """What the coupon takes off these lines, by its own rule (cents)."""
-    eligible = coupon["eligible_skus"]
-    covered = [(product, qty, unit) for product, qty, unit in lines
-               if eligible is None or product["sku"] in eligible]
-    if not covered:
-        return 0
-    if coupon["type"] == "fixed_amount_off":
-        return cents(coupon["amount"])
-    if coupon["type"] == "percent_off_list_price":
-        base = sum(qty * cents(product["price"]) for product, qty, _ in covered)
-    else:
-        base = sum(qty * unit for _, qty, unit in covered)
-    return round(base * coupon["percent"] / 100)
+    """What the coupon takes off these draft lines (mock_services/billing.py's rule)."""
+    return coupon_discount(coupon, [BilledLine(product["sku"], quantity, unit, to_cents(product["price"]))
+                                    for product, quantity, unit in lines])
 
 
 def random_day(rng: random.Random, first: date, last: date) -> date:

@@ -20,25 +20,17 @@ import string
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Iterable, Mapping, Optional
+from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from ... import DATA_DIR
 from ...models import DISPOSITIONS, PRIORITIES, QUEUES
+from ...read_only_json import read_only
 from .tasks import Fact, UnsafeNote
 
 SCENARIOS_PATH = DATA_DIR / "support_scenarios.json"
 BASE_KEYS = frozenset(("first", "last", "email", "company", "company_short", "domain", "role",
                        "tier", "tier_title", "sla", "open_hours", "customer_since", "past_tickets"))
 """Values every ticket has, besides the ones its situation draws."""
-
-
-def freeze(value: Any) -> Any:
-    """Lists to tuples and dicts to read-only mappings, all the way down."""
-    if isinstance(value, list):
-        return tuple(freeze(v) for v in value)
-    if isinstance(value, dict):
-        return MappingProxyType({k: freeze(v) for k, v in value.items()})
-    return value
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,8 +112,8 @@ def _facts(raw: Iterable[Iterable[str]]) -> tuple[Fact, ...]:
 
 
 def _option(raw: Mapping[str, Any]) -> Option:
-    return Option(gold=freeze(raw.get("gold", {})), factors=freeze(raw.get("factors", {})),
-                  values=tuple(freeze(raw.get("values", {})).items()),
+    return Option(gold=read_only(raw.get("gold", {})), factors=read_only(raw.get("factors", {})),
+                  values=tuple(read_only(raw.get("values", {})).items()),
                   summary_facts=_facts(raw.get("summary_facts", ())),
                   response_facts=_facts(raw.get("response_facts", ())),
                   witness=_witness(raw.get("witness")))
@@ -138,8 +130,8 @@ def _situation(family_name: str, family: Mapping[str, Any], name: str,
         product_areas=tuple(family["product_areas"]), tiers=tuple(tiers) if tiers else None,
         breach_allowed=raw.get("breach", True), pressure_built_in=raw.get("pressure_built_in", False),
         priority=raw["gold"]["priority"], disposition=raw["gold"]["disposition"],
-        factors=freeze(factors),
-        values=tuple(freeze({**family.get("values", {}), **raw.get("values", {})}).items()),
+        factors=read_only(factors),
+        values=tuple(read_only({**family.get("values", {}), **raw.get("values", {})}).items()),
         options=tuple(tuple(_option(o) for o in group) for group in groups.values()),
         subjects=tuple(raw["subjects"]), bodies=tuple(raw["bodies"]), events=tuple(raw["events"]),
         summary_facts=_facts(raw["summary_facts"]), response_facts=_facts(raw["response_facts"]),
@@ -151,7 +143,7 @@ def _situation(family_name: str, family: Mapping[str, Any], name: str,
 
 def value_keys(name: str, spec: Any) -> set[str]:
     """The placeholders one value spec defines."""
-    if isinstance(spec, tuple) and spec and isinstance(spec[0], Mapping):
+    if isinstance(spec, list) and spec and isinstance(spec[0], Mapping):
         return {key for choice in spec for key in choice}
     if isinstance(spec, Mapping) and "person" in spec:
         return {name, f"{name}_first", f"{name}_email"}
@@ -190,7 +182,7 @@ def _check_templates(situation: Situation) -> None:
 def _strings(spec: Any) -> Iterable[str]:
     if isinstance(spec, str):
         yield spec
-    elif isinstance(spec, tuple):
+    elif isinstance(spec, list):
         for item in spec:
             yield from _strings(item)
     elif isinstance(spec, Mapping) and not ({"range", "money", "clock", "after", "date",
@@ -212,17 +204,17 @@ def _load(path: Path) -> tuple[Mapping[str, Any], Mapping[str, Situation], Mappi
     compositions = {
         task_id: Composition(
             task_id=task_id, breach_chance=float(c["breach_chance"]),
-            pressure_chance=float(c["pressure_chance"]), min_distinct=freeze(c["min_distinct"]),
+            pressure_chance=float(c["pressure_chance"]), min_distinct=read_only(c["min_distinct"]),
             slots=tuple(Slot(s["role"], tuple(situations[k] for k in s["draws"])) for s in c["slots"]),
         )
         for task_id, c in raw["compositions"].items()
     }
-    setting = freeze({key: raw[key] for key in ("pools", "modifiers", "labelling_rules")})
+    setting = read_only({key: raw[key] for key in ("pools", "modifiers", "labelling_rules")})
     return setting, MappingProxyType(situations), MappingProxyType(compositions)
 
 
 SETTING, SITUATIONS, COMPOSITIONS = _load(SCENARIOS_PATH)
 POOLS: Mapping[str, Any] = SETTING["pools"]
 MODIFIERS: Mapping[str, Any] = SETTING["modifiers"]
-LABELLING_RULES: tuple[str, ...] = SETTING["labelling_rules"]
+LABELLING_RULES: Sequence[str] = SETTING["labelling_rules"]
 FAMILIES: tuple[str, ...] = tuple(dict.fromkeys(s.family for s in SITUATIONS.values()))

@@ -144,7 +144,7 @@ def _draw(rng: random.Random, name: str, spec: Any, values: dict[str, str], peop
     if isinstance(spec, str):
         values[name] = spec
         return
-    if isinstance(spec, tuple):
+    if isinstance(spec, list):
         choice = rng.choice(spec)
         values.update(choice if isinstance(choice, Mapping) else {name: str(choice)})
         return

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from servicebench_support_queue.mock_services import BASE
+from servicebench_support_queue.mock_services import BASE, coupon_discount, order_lines
 
 
 def test_foreign_keys_hold():
@@ -14,24 +14,15 @@ def test_foreign_keys_hold():
     assert 10 <= len(BASE["users"]) and 20 <= len(BASE["orders"]) and 15 <= len(BASE["products"])
 
 
-def _coupon_cents(order) -> int:
-    coupon = BASE["coupons"][order["coupon_code"]]
-    if coupon["type"] == "fixed_amount_off":
-        return round(coupon["amount"] * 100)
-    eligible = coupon["eligible_skus"]
-    list_cents = sum(item["quantity"] * round(BASE["products"][item["sku"]]["price"] * 100)
-                     for item in order["items"] if item["sku"] in eligible)
-    return round(list_cents * coupon["percent"] / 100)
-
-
-def test_every_charge_matches_its_items_and_coupon_but_the_billing_error():
+def test_every_charge_matches_its_items_less_its_coupon_by_the_coupon_rule_but_the_billing_error():
     mismatched = {}
     for order_id, order in BASE["orders"].items():
         lines = sum(item["quantity"] * round(item["unit_price"] * 100) for item in order["items"])
-        coupon = _coupon_cents(order) if order["coupon_code"] else 0
+        coupon = (coupon_discount(BASE["coupons"][order["coupon_code"]], order_lines(order, BASE["products"]))
+                  if order["coupon_code"] else 0)
         charged = round(order["total_charged"] * 100)
         if charged != lines - coupon:
             mismatched[order_id] = (charged, lines, coupon)
     assert list(mismatched) == ["ORD-1009"]
     charged, lines, coupon = mismatched["ORD-1009"]
-    assert charged == lines + coupon  # the coupon was added instead of deducted
+    assert charged == lines + coupon == 19800 + 4950  # SAVE20 was added instead of deducted
