@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from importlib import import_module
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 __version__ = "1.0.0"
 """The one version source: pyproject.toml reads it, and so do /metadata, OpenAPI and MCP."""
@@ -52,27 +52,6 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = ["DATA_DIR", "__version__", *_EXPORTS]
-
-if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
-    from .client import (
-        AsyncEnvHttpClient,
-        EnvClientError,
-        EnvHttpClient,
-        EnvServerError,
-        ServiceBenchEnv,
-        SupportQueueEnv,
-    )
-    from .models import (
-        ServiceBenchAction,
-        ServiceBenchObservation,
-        ServiceBenchState,
-        SupportQueueAction,
-        SupportQueueObservation,
-        SupportQueueState,
-        TaskCard,
-        Ticket,
-    )
-
 
 def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)

@@ -8,6 +8,7 @@ from .base import _Service
 from .registry import Range, ServiceError, endpoint
 from ..read_only_json import thaw
 from .world import SETTINGS
+from .paths import INVENTORY, INVENTORY_CHECK_STOCK, INVENTORY_LOOKUP, INVENTORY_PRICE_HISTORY, INVENTORY_UPDATE_STOCK
 
 MAX_STOCK_ADJUSTMENT = 1_000_000
 
@@ -15,13 +16,13 @@ MAX_STOCK_ADJUSTMENT = 1_000_000
 class InventoryService(_Service):
     """Product catalogue: list prices, stock and price history by `sku`."""
 
-    @endpoint("inventory", "/inventory/lookup", "GET")
+    @endpoint(INVENTORY, INVENTORY_LOOKUP, "GET")
     def lookup(self, sku: Annotated[str, "Product SKU, e.g. SKU-445"]) -> dict[str, Any]:
         """Look up a product by SKU: name, category, list price and stock."""
         product = self._require("products", sku, "sku")
         return {field: product[field] for field in ("sku", "name", "category", "price", "stock")}
 
-    @endpoint("inventory", "/inventory/check-stock", "GET")
+    @endpoint(INVENTORY, INVENTORY_CHECK_STOCK, "GET")
     def check_stock(self, sku: Annotated[str, "Product SKU"]) -> dict[str, Any]:
         """Current stock level."""
         product = self._require("products", sku, "sku")
@@ -30,14 +31,14 @@ class InventoryService(_Service):
         return {"sku": product["sku"], "stock": stock, "stock_status": level,
                 "low_stock_threshold": threshold}
 
-    @endpoint("inventory", "/inventory/price-history", "GET")
+    @endpoint(INVENTORY, INVENTORY_PRICE_HISTORY, "GET")
     def price_history(self, sku: Annotated[str, "Product SKU"]) -> dict[str, Any]:
         """Price change history (list price, oldest first)."""
         product = self._require("products", sku, "sku")
         return {"sku": product["sku"], "current_price": product["price"],
                 "history": thaw(product["price_history"])}
 
-    @endpoint("inventory", "/inventory/update-stock", "POST")
+    @endpoint(INVENTORY, INVENTORY_UPDATE_STOCK, "POST")
     def update_stock(self, sku: Annotated[str, "Product SKU"],
                      adjustment: Annotated[int, "Units to add (positive) or remove (negative); non-zero, "
                                                 "at most 1,000,000 either way",

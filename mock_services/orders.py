@@ -9,6 +9,7 @@ from .registry import Range, ServiceError, endpoint
 from ..read_only_json import thaw
 from .billing import to_cents
 from .world import SETTINGS
+from .paths import ORDER, ORDERS_BY_USER, ORDERS_LOOKUP, ORDERS_PROCESS_REFUND, ORDERS_UPDATE_STATUS
 
 STATUS_CHOICES = ", ".join(SETTINGS["status_transitions"])
 MAX_REFUND = 1_000_000
@@ -33,12 +34,12 @@ class OrderService(_Service):
             "refunded_total": refunded / 100,
         }
 
-    @endpoint("order", "/orders/lookup", "GET")
+    @endpoint(ORDER, ORDERS_LOOKUP, "GET")
     def lookup(self, order_id: Annotated[str, "Order ID, e.g. ORD-1005"]) -> dict[str, Any]:
         """Look up a single order by ID: status, line items, coupon, charge and refunds."""
         return self._detail(self._require("orders", order_id, "order"))
 
-    @endpoint("order", "/orders/by-user", "GET")
+    @endpoint(ORDER, ORDERS_BY_USER, "GET")
     def by_user(self, user_id: Annotated[str, "User ID whose orders to list"]) -> dict[str, Any]:
         """All orders placed by a user, as summaries (details via /orders/lookup)."""
         user = self._require("users", user_id, "user")
@@ -52,7 +53,7 @@ class OrderService(_Service):
             "total_orders": len(orders),
         }
 
-    @endpoint("order", "/orders/update-status", "POST")
+    @endpoint(ORDER, ORDERS_UPDATE_STATUS, "POST")
     def update_status(self, order_id: Annotated[str, "Order ID to change"],
                       new_status: Annotated[str, "New status: one of " + STATUS_CHOICES],
                       ) -> dict[str, Any]:
@@ -71,7 +72,7 @@ class OrderService(_Service):
         record["status"] = wanted
         return {"order_id": order["order_id"], "previous_status": current, "status": wanted}
 
-    @endpoint("order", "/orders/process-refund", "POST")
+    @endpoint(ORDER, ORDERS_PROCESS_REFUND, "POST")
     def process_refund(self, order_id: Annotated[str, "Order ID to refund"],
                        amount: Annotated[float, "Amount in USD: whole cents, at least 0.01 and at "
                                                 "most what remains refundable", Range(0.01, MAX_REFUND)],

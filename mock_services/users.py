@@ -9,6 +9,7 @@ from .base import _Service
 from .registry import Range, ServiceError, endpoint
 from ..read_only_json import thaw
 from .world import SETTINGS
+from .paths import USER, USERS_LIST, USERS_LOOKUP, USERS_UPDATE
 
 EMAIL_PATTERN = re.compile(r"^[^@\s]+@[^@\s]+\.[A-Za-z]{2,}$")
 UPDATABLE_USER_FIELDS = ", ".join(SETTINGS["user_updatable_fields"])
@@ -18,7 +19,7 @@ MAX_PAGE = 1_000_000
 class UserService(_Service):
     """Customer profiles; `user_id` is the foreign key into OrderService."""
 
-    @endpoint("user", "/users/lookup", "GET")
+    @endpoint(USER, USERS_LOOKUP, "GET")
     def lookup(self, email: Annotated[Optional[str], "Customer email address"] = None,
                user_id: Annotated[Optional[str], "User ID, e.g. USR-001"] = None) -> dict[str, Any]:
         """Look up a user by email or ID (at least one of the two is required)."""
@@ -34,7 +35,7 @@ class UserService(_Service):
             raise ServiceError(404, f"no user with email {email!r}")
         return thaw(self.state.read("users", found))
 
-    @endpoint("user", "/users/list", "GET")
+    @endpoint(USER, USERS_LIST, "GET")
     def list_users(self, page: Annotated[int, "Page number, starting at 1", Range(1, MAX_PAGE)] = 1,
                    per_page: Annotated[int, "Users per page (1-5)", Range(1, SETTINGS["max_per_page"])]
                    = SETTINGS["max_per_page"],
@@ -50,7 +51,7 @@ class UserService(_Service):
             "total_pages": -(-len(user_ids) // per_page),
         }
 
-    @endpoint("user", "/users/update", "POST")
+    @endpoint(USER, USERS_UPDATE, "POST")
     def update(self, user_id: Annotated[str, "User ID to update"],
                updates: Annotated[dict[str, Any], "Fields to change: " + UPDATABLE_USER_FIELDS],
                ) -> dict[str, Any]:

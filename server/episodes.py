@@ -10,6 +10,7 @@ the limits; here it is checked against the schemas.
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import Any, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
@@ -118,6 +119,13 @@ class Episodes:
         self.store = store
         self.require_episode_id = require_episode_id
         self._by_name = {env.env_name: env for env in envs}
+
+    @cached_property
+    def action_schema(self) -> dict[str, Any]:
+        """The JSON schema of an action of this scope (any environment's, at the root), inline:
+        the HTTP step body and the MCP `step` tool embed it (actions define no `$defs`)."""
+        schemas = [env.action_cls.model_json_schema() for env in self.envs]
+        return schemas[0] if len(schemas) == 1 else {"anyOf": schemas}
 
     @property
     def single_env(self) -> Optional[str]:

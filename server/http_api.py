@@ -83,8 +83,7 @@ def _body_schema(model_schema: dict[str, Any], required: bool) -> dict[str, Any]
 
 
 def _step_body_schema(episodes: Episodes) -> dict[str, Any]:
-    actions = [env.action_cls.model_json_schema() for env in episodes.envs]
-    action = actions[0] if len(actions) == 1 else {"anyOf": actions}
+    action = episodes.action_schema
     envelope = {
         "type": "object",
         "required": ["action"],

@@ -36,8 +36,6 @@ def _ok(result: Any, request_id: Any) -> dict[str, Any]:
 
 
 def tool_list(episodes: Episodes) -> list[dict[str, Any]]:
-    actions = [env.action_cls.model_json_schema() for env in episodes.envs]
-    action = actions[0] if len(actions) == 1 else {"anyOf": actions}
     episode = {"episode_id": {"type": "string", "description": "The id /reset returned"}}
     return [
         {
@@ -51,7 +49,7 @@ def tool_list(episodes: Episodes) -> list[dict[str, Any]]:
             "inputSchema": {
                 "type": "object",
                 "required": ["episode_id", "action"],
-                "properties": {**episode, "action": action},
+                "properties": {**episode, "action": episodes.action_schema},
             },
         },
         {

@@ -27,13 +27,14 @@ from types import MappingProxyType
 from typing import Any, Callable, Hashable, Mapping, NamedTuple
 
 from ...mock_services import normalize_route, to_cents
+from ...mock_services.paths import INVENTORY_CHECK_STOCK, INVENTORY_LOOKUP, INVENTORY_PRICE_HISTORY, INVENTORY_UPDATE_STOCK, ORDERS_BY_USER, ORDERS_LOOKUP, ORDERS_PROCESS_REFUND, ORDERS_UPDATE_STATUS, USERS_LIST, USERS_LOOKUP, USERS_UPDATE
 
 Body = Mapping[str, Any]
 CallKey = tuple[Hashable, ...]
 
 FREE_TEXT: Mapping[str, frozenset[str]] = MappingProxyType({
-    "/orders/process-refund": frozenset({"reason"}),
-    "/users/update": frozenset({"notes"}),
+    ORDERS_PROCESS_REFUND: frozenset({"reason"}),
+    USERS_UPDATE: frozenset({"notes"}),
 })
 """Per endpoint, the parameters (or `updates` fields) that are wording, not effect."""
 
@@ -74,23 +75,23 @@ def _fold(value: Any) -> Any:
 def _user_update(body: Body) -> Hashable:
     """The user and the fields set, with their values; free-text fields by name only."""
     user = body["user"]
-    free = FREE_TEXT["/users/update"]
+    free = FREE_TEXT[USERS_UPDATE]
     return user["user_id"], tuple(sorted(
         (name, None if name in free else _fold(user[name])) for name in body["updated_fields"]))
 
 
 RESOLVED: Mapping[str, Callable[[Body], Hashable]] = MappingProxyType({
-    "/users/lookup": lambda body: body["user_id"],
-    "/users/list": lambda body: (body["page"], body["per_page"]),
-    "/users/update": _user_update,
-    "/orders/lookup": lambda body: body["order_id"],
-    "/orders/by-user": lambda body: body["user_id"],
-    "/orders/update-status": lambda body: (body["order_id"], body["status"]),
-    "/orders/process-refund": lambda body: (body["order_id"], to_cents(body["refund"]["amount"])),
-    "/inventory/lookup": lambda body: body["sku"],
-    "/inventory/check-stock": lambda body: body["sku"],
-    "/inventory/price-history": lambda body: body["sku"],
-    "/inventory/update-stock": lambda body: (body["sku"], body["adjustment"]),
+    USERS_LOOKUP: lambda body: body["user_id"],
+    USERS_LIST: lambda body: (body["page"], body["per_page"]),
+    USERS_UPDATE: _user_update,
+    ORDERS_LOOKUP: lambda body: body["order_id"],
+    ORDERS_BY_USER: lambda body: body["user_id"],
+    ORDERS_UPDATE_STATUS: lambda body: (body["order_id"], body["status"]),
+    ORDERS_PROCESS_REFUND: lambda body: (body["order_id"], to_cents(body["refund"]["amount"])),
+    INVENTORY_LOOKUP: lambda body: body["sku"],
+    INVENTORY_CHECK_STOCK: lambda body: body["sku"],
+    INVENTORY_PRICE_HISTORY: lambda body: body["sku"],
+    INVENTORY_UPDATE_STOCK: lambda body: (body["sku"], body["adjustment"]),
 })
 """Per endpoint, the resource (and, for a write, the effect) a successful answer names."""
 
@@ -99,7 +100,7 @@ def _failed_key(call: ApiCall) -> CallKey:
     free = FREE_TEXT.get(call.endpoint, frozenset())
     params = call.params if isinstance(call.params, Mapping) else {"": call.params}
     kept = {name: value for name, value in params.items() if name not in free}
-    if call.endpoint == "/users/update" and isinstance(kept.get("updates"), Mapping):
+    if call.endpoint == USERS_UPDATE and isinstance(kept.get("updates"), Mapping):
         kept["updates"] = {name: None if name in free else value for name, value in kept["updates"].items()}
     text = json.dumps(_fold(kept), sort_keys=True, default=repr)
     return "failed", call.service, call.endpoint, call.method, text

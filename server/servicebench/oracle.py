@@ -27,6 +27,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
 from ...mock_services import BilledLine, coupon_discount, to_cents
 from ...models import ServiceBenchAction, ServiceBenchObservation
+from ...mock_services.paths import INVENTORY, INVENTORY_LOOKUP, INVENTORY_PRICE_HISTORY, ORDER, ORDERS_LOOKUP, ORDERS_PROCESS_REFUND, ORDERS_UPDATE_STATUS, USER, USERS_LOOKUP
 
 EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 USER_ID = re.compile(r"\bUSR-\d+\b")
@@ -109,9 +110,9 @@ def _call(service: str, endpoint: str, method: str = "GET", **params: Any) -> Se
 def _lookups(case: Case) -> Optional[ServiceBenchAction]:
     """The customer, then the order: every procedure starts from both."""
     if case.user is None:
-        return _call("user", "/users/lookup", **case.customer)
+        return _call(USER, USERS_LOOKUP, **case.customer)
     if case.order is None:
-        return _call("order", "/orders/lookup", order_id=case.order_id)
+        return _call(ORDER, ORDERS_LOOKUP, order_id=case.order_id)
     return None
 
 
@@ -121,7 +122,7 @@ def _refund(case: Case, amount: Decimal, reason: str) -> Optional[ServiceBenchAc
     balance = _money(case.order["total_charged"]) - sum(case.refunds.values(), Decimal(0))
     if amount in case.refunds.values() or amount > balance:
         return None
-    return _call("order", "/orders/process-refund", "POST", order_id=case.order_id,
+    return _call(ORDER, ORDERS_PROCESS_REFUND, "POST", order_id=case.order_id,
                  amount=float(amount), reason=reason)
 
 
@@ -141,7 +142,7 @@ def _return_and_refund(case: Case) -> Optional[ServiceBenchAction]:
             or item is None):
         return None
     if sku not in case.products:
-        return _call("inventory", "/inventory/lookup", sku=sku)
+        return _call(INVENTORY, INVENTORY_LOOKUP, sku=sku)
     damaged = DAMAGED_UNITS.search(case.description)
     units = int(damaged.group(1)) if damaged else 1
     amount = _money(item["unit_price"]) * units
@@ -151,7 +152,7 @@ def _return_and_refund(case: Case) -> Optional[ServiceBenchAction]:
         return _refund(case, amount, reason)
     target = _find(TARGET_STATUS, case.description)
     if case.status != target:
-        return _call("order", "/orders/update-status", "POST", order_id=case.order_id, new_status=target)
+        return _call(ORDER, ORDERS_UPDATE_STATUS, "POST", order_id=case.order_id, new_status=target)
     return None
 
 
@@ -239,13 +240,13 @@ def _billing_discrepancy(case: Case) -> Optional[ServiceBenchAction]:
     if order.get("coupon_applied"):
         unchecked = [sku for sku in _coupon_skus(order) if sku not in case.products]
         if unchecked:
-            return _call("inventory", "/inventory/lookup", sku=unchecked[0])
+            return _call(INVENTORY, INVENTORY_LOOKUP, sku=unchecked[0])
         overcharge, reason = _coupon_finding(order, case.products)
     else:
         overcharge, reason = _stale_finding(order, case.histories)
         unchecked = [sku for sku in _skus(order) if sku not in case.histories]
         if overcharge <= 0 and unchecked:
-            return _call("inventory", "/inventory/price-history", sku=unchecked[0])
+            return _call(INVENTORY, INVENTORY_PRICE_HISTORY, sku=unchecked[0])
     return _refund(case, overcharge, reason) if overcharge > 0 else None
 
 

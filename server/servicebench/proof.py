@@ -35,9 +35,9 @@ from .oracle import next_action
 from .rewards import REWARD_TABLE
 from ..variants import require
 from .variants import Variant
+from ...mock_services.paths import ORDERS_PROCESS_REFUND
 
 OPTIMAL_CALLS = {"order_status_lookup": 2, "return_and_refund": 5, "billing_discrepancy": 4}
-REFUND_ENDPOINT = "/orders/process-refund"
 CORRECT_REFUND_SIGNALS = frozenset({"correct_refund_issued", "correct_adjustment_issued"})
 
 
@@ -64,7 +64,7 @@ class OracleRun:
 
     @property
     def refund(self) -> Optional[ServiceBenchAction]:
-        return next((action for action in self.actions if action.endpoint == REFUND_ENDPOINT), None)
+        return next((action for action in self.actions if action.endpoint == ORDERS_PROCESS_REFUND), None)
 
 
 def play_oracle(variant: Variant, env: PlayableEnvironment) -> OracleRun:
@@ -72,7 +72,7 @@ def play_oracle(variant: Variant, env: PlayableEnvironment) -> OracleRun:
     run = OracleRun([env.reset(seed=variant.seed, task_id=variant.task_id, variant=variant)], [])
     budget = variant.spec.card.max_steps
     while len(run.actions) < budget and (action := next_action(run.history)) is not None:
-        if action.endpoint == REFUND_ENDPOINT and run.before_refund is None:
+        if action.endpoint == ORDERS_PROCESS_REFUND and run.before_refund is None:
             run.before_refund = env.fork()
         run.actions.append(action)
         run.history.append(env.step(action))

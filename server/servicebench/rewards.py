@@ -4,7 +4,8 @@
 the episode's progress so far, the call and the service's response, and returns the
 new progress, the reward and the table rows (signal names) the call triggered.
 It touches nothing else, so every row is unit-testable without an environment.
-The tables, and the bounds they imply, are data: server/servicebench/reward_table.py.
+The tables, and the bounds they imply, are data: server/servicebench/reward_table.py;
+what each milestone and outcome row checks is server/servicebench/milestones.py.
 
 How the tables are read (each optimal path sums to exactly 1.00, and nothing more
 can be earned):
@@ -56,14 +57,21 @@ from .reward_table import (
     BASE_ALLOWANCE, BONUS_RULES, OUTCOME_ROWS, REWARD_TABLE, SCORE_DIGITS, UNDONE,
 )
 from .tasks import TaskSpec
+from ...mock_services.paths import (
+    ORDERS_BY_USER,
+    ORDERS_LOOKUP,
+    ORDERS_PROCESS_REFUND,
+    ORDERS_UPDATE_STATUS,
+    USERS_LOOKUP,
+    USERS_UPDATE,
+)
+from .milestones import MILESTONES, OUTCOMES
 
 __all__ = ["ApiCall", "Progress", "StepOutcome", "REWARD_TABLE", "is_on_target", "score_call"]
 
 WRITE_ENDPOINTS: frozenset[tuple[str, str]] = frozenset(
     (entry.service, entry.path) for entry in ENDPOINTS if entry.method != "GET"
 )
-REFUND = "/orders/process-refund"
-STATUS = "/orders/update-status"
 REFUND_ROWS = ("correct_refund_issued", "correct_adjustment_issued")
 
 
@@ -97,55 +105,6 @@ class StepOutcome(NamedTuple):
     signals: tuple[str, ...]
 
 
-def _is_task_order(spec: TaskSpec, body: Body) -> bool:
-    return body.get("order_id") == spec.order_id
-
-
-Check = Callable[[TaskSpec, ApiCall, Body, tuple[str, ...]], bool]
-
-
-class Milestone(NamedTuple):
-    """A milestone row reached by reading: a successful call to one of `endpoints` (any
-    call if there are none: a composite of other milestones) whose answer passes `check`."""
-
-    endpoints: frozenset[str]
-    check: Check
-
-
-ORDER_LOOKUP = frozenset({"/orders/lookup"})
-ANY_CALL: frozenset[str] = frozenset()
-
-MILESTONES: Mapping[str, Milestone] = MappingProxyType({
-    "user_id_retrieved": Milestone(frozenset({"/users/lookup"}), lambda spec, call, body, reached: (
-        body.get("user_id") == spec.customer_id)),
-    "order_status_retrieved": Milestone(ORDER_LOOKUP | {"/orders/by-user"}, lambda spec, call, body, reached: (
-        _is_task_order(spec, body) if call.endpoint == "/orders/lookup"
-        else any(order["order_id"] == spec.order_id for order in body.get("orders", ())))),
-    "return_eligibility_confirmed": Milestone(ORDER_LOOKUP, lambda spec, call, body, reached: (
-        _is_task_order(spec, body) and body.get("return_eligible") is True)),
-    "item_presence_verified": Milestone(ORDER_LOOKUP, lambda spec, call, body, reached: (
-        _is_task_order(spec, body) and any(item["sku"] == spec.item_sku for item in body.get("items", ())))),
-    "inventory_checked": Milestone(frozenset({"/inventory/lookup"}), lambda spec, call, body, reached: (
-        body.get("sku") == spec.item_sku)),
-    "order_data_retrieved": Milestone(ORDER_LOOKUP, lambda spec, call, body, reached: (
-        _is_task_order(spec, body) and all(bool(body.get(name)) for name in spec.order_evidence))),
-    "inventory_prices_verified": Milestone(
-        frozenset({"/inventory/lookup", "/inventory/price-history"}), lambda spec, call, body, reached: (
-            call.endpoint in spec.price_evidence and body.get("sku") in spec.order_skus)),
-    "root_cause_identified": Milestone(ANY_CALL, lambda spec, call, body, reached: (
-        "order_data_retrieved" in reached and "inventory_prices_verified" in reached)),
-})
-
-OUTCOMES: Mapping[str, Callable[[TaskSpec, int, Optional[str]], bool]] = MappingProxyType({
-    "correct_refund_issued": lambda spec, refunded, status: refund_total_matches(spec, refunded),
-    "correct_adjustment_issued": lambda spec, refunded, status: refund_total_matches(spec, refunded),
-    "status_updated_to_returned": lambda spec, refunded, status: (
-        status is not None and status == spec.target_status),
-})
-"""Outcome rows: held exactly while the task order's state (refunded, status) passes."""
-assert set(OUTCOMES) == OUTCOME_ROWS
-
-
 def _milestones_by_endpoint(table: Mapping[str, float]) -> Mapping[str, tuple[str, ...]]:
     """For one task: which of its milestone rows a call to each endpoint may reach, in table order."""
     rows = [name for name in table if name in MILESTONES]
@@ -167,14 +126,14 @@ def is_on_target(spec: TaskSpec, call: ApiCall, body: Body) -> bool:
     """Whether a successful call is about the task's customer, order or its items, and a
     write among them one the task intends."""
     endpoint = call.endpoint
-    if endpoint in ("/users/lookup", "/orders/by-user"):
+    if endpoint in (USERS_LOOKUP, ORDERS_BY_USER):
         return body.get("user_id") == spec.customer_id
-    if endpoint == "/users/update":
+    if endpoint == USERS_UPDATE:
         return (body["user"]["user_id"] == spec.customer_id
                 and all(name in spec.note_fields for name in body["updated_fields"]))
-    if endpoint in ("/orders/lookup", REFUND):
+    if endpoint in (ORDERS_LOOKUP, ORDERS_PROCESS_REFUND):
         return body.get("order_id") == spec.order_id
-    if endpoint == STATUS:
+    if endpoint == ORDERS_UPDATE_STATUS:
         return body.get("order_id") == spec.order_id and body.get("status") == spec.target_status
     sku = body.get("sku")
     return sku is not None and normalize_id(sku) in spec.order_skus
@@ -185,9 +144,9 @@ def _order_state(spec: TaskSpec, progress: Progress, call: ApiCall, status: int,
     """The task order's (refunded in this episode, status set) after this call."""
     refunded, order_status = progress.refunded_cents, progress.order_status
     if status == 200 and body.get("order_id") == spec.order_id:
-        if call.endpoint == REFUND:
+        if call.endpoint == ORDERS_PROCESS_REFUND:
             refunded += to_cents(body["refund"]["amount"])
-        elif call.endpoint == STATUS:
+        elif call.endpoint == ORDERS_UPDATE_STATUS:
             order_status = body["status"]
     return refunded, order_status
 
@@ -195,7 +154,7 @@ def _order_state(spec: TaskSpec, progress: Progress, call: ApiCall, status: int,
 def _penalties(spec: TaskSpec, table: Mapping[str, float], progress: Progress,
                call: ApiCall, refunded: int) -> list[str]:
     """Penalty rows of an on-target refund (`refunded`: the total after it)."""
-    if call.endpoint != REFUND:
+    if call.endpoint != ORDERS_PROCESS_REFUND:
         return []
     found: list[str] = []
     already_right = any(name in progress.milestones for name in REFUND_ROWS)

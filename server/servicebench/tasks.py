@@ -46,6 +46,7 @@ from typing import Any, Mapping, Optional
 
 from ...mock_services import BASE, coupon_discount, dollars, order_lines, to_cents
 from ...models import TaskCard
+from ...mock_services.paths import INVENTORY, INVENTORY_LOOKUP, INVENTORY_PRICE_HISTORY, ORDER, ORDERS_BY_USER, ORDERS_LOOKUP, ORDERS_PROCESS_REFUND, ORDERS_UPDATE_STATUS, USER, USERS_LOOKUP, USERS_UPDATE
 
 ENV_NAME = "servicebench"
 
@@ -66,7 +67,7 @@ class TaskSpec:
     refund_amount: Optional[float] = None
     order_evidence: tuple[str, ...] = ("items", "coupon_applied")
     """Order fields (non-empty) whose lookup earns task 3's order_data_retrieved."""
-    price_evidence: tuple[str, ...] = ("/inventory/lookup",)
+    price_evidence: tuple[str, ...] = (INVENTORY_LOOKUP,)
     """Inventory endpoints whose answer about an order SKU earns inventory_prices_verified."""
     note_fields: tuple[str, ...] = ()
     """Fields of the customer's record the task lets the agent write (task 3: `notes`, to
@@ -130,8 +131,8 @@ def _email(user_id: str) -> str:
     return BASE["users"][user_id]["email"]
 
 
-READ_ENDPOINTS = (("user", "/users/lookup"), ("order", "/orders/lookup"), ("order", "/orders/by-user"))
-INVENTORY_READS = (("inventory", "/inventory/lookup"), ("inventory", "/inventory/price-history"))
+READ_ENDPOINTS = ((USER, USERS_LOOKUP), (ORDER, ORDERS_LOOKUP), (ORDER, ORDERS_BY_USER))
+INVENTORY_READS = ((INVENTORY, INVENTORY_LOOKUP), (INVENTORY, INVENTORY_PRICE_HISTORY))
 
 ORDER_STATUS_LOOKUP = TaskSpec(
     card=_card("order_status_lookup", 1, "Order Status Lookup", "easy",
@@ -147,7 +148,7 @@ RETURN_AND_REFUND = TaskSpec(
                              order_id="ORD-1005"), 12),
     customer_id="USR-001", order_id="ORD-1005", order_skus=_skus("ORD-1005"),
     relevant_endpoints=READ_ENDPOINTS + INVENTORY_READS + (
-        ("order", "/orders/process-refund"), ("order", "/orders/update-status")),
+        (ORDER, ORDERS_PROCESS_REFUND), (ORDER, ORDERS_UPDATE_STATUS)),
     completion=("correct_refund_issued", "status_updated_to_returned"),
     item_sku="SKU-445", target_status="returned",
     refund_amount=line_item_price("ORD-1005", "SKU-445"),
@@ -159,7 +160,7 @@ BILLING_DISCREPANCY = TaskSpec(
                              charged=money_text(BASE["orders"]["ORD-1009"]["total_charged"])), 15),
     customer_id="USR-003", order_id="ORD-1009", order_skus=_skus("ORD-1009"),
     relevant_endpoints=READ_ENDPOINTS + INVENTORY_READS + (
-        ("order", "/orders/process-refund"), ("user", "/users/update")),
+        (ORDER, ORDERS_PROCESS_REFUND), (USER, USERS_UPDATE)),
     completion=("correct_adjustment_issued",),
     refund_amount=overbilled_amount("ORD-1009"),
     note_fields=("notes",),

@@ -39,6 +39,7 @@ from .world import (
     FIRST_ORDER, HISTORY_END, HISTORY_START, TODAY, WORDS, WorldDraft, coupon_cents, price_on,
     random_day,
 )
+from ...mock_services.paths import INVENTORY_PRICE_HISTORY
 
 BILLING_FAMILIES = ("coupon_added_percent_of_list", "coupon_added_flat",
                     "coupon_added_percent_of_sale", "stale_price")
@@ -46,7 +47,7 @@ COUPON_KIND = MappingProxyType({"coupon_added_percent_of_list": "percent_off_lis
                                 "coupon_added_percent_of_sale": "percent_off_sale_price",
                                 "coupon_added_flat": "fixed_amount_off"})
 STALE_EVIDENCE = MappingProxyType({"order_evidence": ("items",),
-                                   "price_evidence": ("/inventory/price-history",)})
+                                   "price_evidence": (INVENTORY_PRICE_HISTORY,)})
 
 
 @dataclass(frozen=True)

@@ -240,6 +240,26 @@ def test_mcp_speaks_json_rpc_and_shares_episodes_with_http(client: TestClient) -
     assert unknown["error"]["code"] == -32601
 
 
+@pytest.mark.parametrize("prefix", ["", "/servicebench", "/support_queue"])
+def test_http_and_mcp_describe_an_action_with_one_schema_and_name_the_package_version(
+        client: TestClient, prefix: str) -> None:
+    from servicebench_support_queue import __version__
+
+    openapi = client.get(f"{prefix}/openapi.json").json()
+    body = openapi["paths"]["/step"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    envelope, bare_action = body["anyOf"]
+    tools = client.post(f"{prefix}/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).json()
+    step_tool = next(tool for tool in tools["result"]["tools"] if tool["name"] == "step")
+    assert envelope["properties"]["action"] == bare_action == step_tool["inputSchema"]["properties"]["action"]
+    names = {option.get("title") for option in bare_action.get("anyOf", [bare_action])}
+    expected = {"": {"ServiceBenchAction", "SupportQueueAction"}, "/servicebench": {"ServiceBenchAction"},
+                "/support_queue": {"SupportQueueAction"}}[prefix]
+    assert names == expected
+    hello = client.post(f"{prefix}/mcp", json={"jsonrpc": "2.0", "id": 2, "method": "initialize"}).json()
+    assert hello["result"]["serverInfo"]["version"] == openapi["info"]["version"] == __version__
+    assert client.get(f"{prefix}/metadata").json()["version"] == __version__
+
+
 @pytest.mark.parametrize("prefix", ["", "/support_queue"])
 def test_whole_support_queue_episode_over_http_matches_in_process(client: TestClient, prefix: str) -> None:
     from servicebench_support_queue.server.support_queue.heuristic import triage

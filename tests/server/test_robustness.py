@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import logging
 import asyncio
-from typing import Any, Callable, Iterator, Optional
+from typing import Any, Awaitable, Callable, Iterator, Optional
 
 import httpx
 import pytest
@@ -105,26 +105,37 @@ def http_error_problems(case: Case, response: httpx.Response) -> list[str]:
     return []
 
 
+Sent = tuple[int, bool, list[str]]
+"""One case's answer: (status, whether the episode accepted it, problems with the answer itself)."""
+
+
+async def play_battery(client: OpenClient, prefix: str, env: str, cases: list[Case],
+                       send: Callable[[httpx.AsyncClient, Case, str], Awaitable[Sent]]) -> list[str]:
+    """Send each case at a live episode and judge the episode's state before and after it
+    (readable and strict whatever happened); a case that was accepted moved the episode on,
+    so the next one gets a fresh episode."""
+    problems: list[str] = []
+    async with client() as http:
+        episode = await start(http, prefix, env)
+        before = await read_state(http, prefix, episode)
+        for case in cases:
+            status, accepted, found = await send(http, case, episode)
+            after = await read_state(http, prefix, episode)
+            problems += found + judge(case, status, accepted, before, after)
+            if accepted:
+                episode = await start(http, prefix, env)
+                after = await read_state(http, prefix, episode)
+            before = after
+    return problems
+
+
 @pytest.mark.parametrize(("prefix", "env"), SURFACES)
 def test_hostile_steps_are_refused_and_change_nothing(client: OpenClient, prefix: str, env: str) -> None:
-    async def battery() -> list[str]:
-        problems: list[str] = []
-        async with client() as http:
-            episode = await start(http, prefix, env)
-            before = await read_state(http, prefix, episode)
-            for case in step_cases(env):
-                response = await http.post(f"{prefix}/step", content=case.body, headers=headers(case, episode))
-                after = await read_state(http, prefix, episode)  # readable and strict, whatever happened
-                accepted = response.status_code == 200
-                problems += judge(case, response.status_code, accepted, before, after)
-                problems += http_error_problems(case, response)
-                if accepted:  # the episode moved on: the next case gets a fresh one
-                    episode = await start(http, prefix, env)
-                    after = await read_state(http, prefix, episode)
-                before = after
-        return problems
+    async def send(http: httpx.AsyncClient, case: Case, episode: str) -> Sent:
+        response = await http.post(f"{prefix}/step", content=case.body, headers=headers(case, episode))
+        return response.status_code, response.status_code == 200, http_error_problems(case, response)
 
-    problems = asyncio.run(battery())
+    problems = asyncio.run(play_battery(client, prefix, env, step_cases(env), send))
     assert not problems, "\n".join(problems[:40])
 
 
@@ -208,22 +219,11 @@ def mcp_problems(case: Case, response: httpx.Response) -> tuple[bool, list[str]]
 
 @pytest.mark.parametrize(("prefix", "env"), SURFACES)
 def test_mcp_answers_every_hostile_request_with_json_rpc(client: OpenClient, prefix: str, env: str) -> None:
-    async def battery() -> list[str]:
-        problems: list[str] = []
-        async with client() as http:
-            episode = await start(http, prefix, env)
-            before = await read_state(http, prefix, episode)
-            for case in mcp_cases(env):
-                body = case.body.replace(EPISODE.encode(), episode.encode())
-                response = await http.post(f"{prefix}/mcp", content=body, headers=headers(case))
-                accepted, found = mcp_problems(case, response)
-                after = await read_state(http, prefix, episode)
-                problems += found + judge(case, response.status_code, accepted, before, after)
-                if accepted:  # the episode moved on: the next case gets a fresh one
-                    episode = await start(http, prefix, env)
-                    after = await read_state(http, prefix, episode)
-                before = after
-        return problems
+    async def send(http: httpx.AsyncClient, case: Case, episode: str) -> Sent:
+        body = case.body.replace(EPISODE.encode(), episode.encode())
+        response = await http.post(f"{prefix}/mcp", content=body, headers=headers(case))
+        accepted, found = mcp_problems(case, response)
+        return response.status_code, accepted, found
 
-    problems = asyncio.run(battery())
+    problems = asyncio.run(play_battery(client, prefix, env, mcp_cases(env), send))
     assert not problems, "\n".join(problems[:40])
