@@ -27,6 +27,7 @@ from typing import (
     get_type_hints,
 )
 
+from ..error_messages import shown, shown_names
 from ..models import EndpointSpec
 
 INTEGER_PATTERN = re.compile(r"^[+-]?[0-9]+$")
@@ -34,8 +35,6 @@ NUMBER_PATTERN = re.compile(r"^[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9
 MAX_NUMBER_CHARS = 100
 """A number written as a string may be this long; a longer one is refused before conversion
 (Python's int() raises ValueError past 4,300 digits)."""
-SHOWN_CHARS = 140
-"""Error messages quote a value up to this many characters (a whole client-chosen episode id)."""
 
 
 class ServiceError(Exception):
@@ -140,24 +139,6 @@ def endpoint_spec(entry: Endpoint) -> EndpointSpec:
         params[param.name] = row
     return EndpointSpec(service=entry.service, endpoint=entry.path, method=entry.method,
                         description=entry.description, params=params)
-
-
-def shown(value: Any) -> str:
-    """A value as an error message quotes it: short, and never a huge int's digits
-    (whose conversion to text raises ValueError past 4,300 digits)."""
-    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
-        return f"an integer of {value.bit_length()} bits"
-    try:
-        text = repr(value)
-    except ValueError:  # a huge int somewhere inside a container
-        return f"a {type(value).__name__} holding an integer too long to show"
-    return text if len(text) <= SHOWN_CHARS else f"{text[:SHOWN_CHARS]}... ({len(text)} characters)"
-
-
-def shown_names(names: list[str], limit: int = 5) -> str:
-    """Names as an error message lists them: the first `limit`, then how many more."""
-    more = f" and {len(names) - limit} more" if len(names) > limit else ""
-    return ", ".join(shown(name) for name in names[:limit]) + more
 
 
 def _number_text(value: str, pattern: re.Pattern[str]) -> Optional[str]:

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, Validat
 from ..models import EpisodeObservation
 from .episode import EpisodeEnvironment, EpisodeError, UnknownTaskError
 from .sessions import EpisodeIdRequiredError, EpisodeStore
-from ..mock_services.registry import shown, shown_names
+from ..error_messages import shown, shown_names
 
 EPISODE_ID_PATTERN = r"^[A-Za-z0-9_.:-]{1,128}$"
 """What a client-chosen episode id may look like: URL-, header- and log-safe as it is."""

@@ -16,7 +16,7 @@ from collections import OrderedDict
 from typing import Callable, Optional
 
 from .episode import EpisodeEnvironment, EpisodeError
-from ..mock_services.registry import shown
+from ..error_messages import shown
 
 
 class EpisodeNotFoundError(EpisodeError):

@@ -37,7 +37,7 @@ import jiter
 
 from .episode import EpisodeError
 from .episodes import InvalidRequestError
-from ..mock_services.registry import shown
+from ..error_messages import shown
 
 MAX_DEPTH = 32
 """Deepest nesting of arrays and objects accepted, the outermost one counting as 1."""

@@ -7,6 +7,7 @@ what `pip install .` would add to a trainer's site-packages.
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import shutil
@@ -182,3 +183,54 @@ def test_inference_py_runs_its_own_checkout_when_another_is_installed(tmp_path: 
                             capture_output=True, text=True, timeout=60)
     assert mine.stdout.strip() == f"inference.py {__version__}", mine.stderr
     assert theirs.stdout.strip() == "inference.py 0.0.0+clone", theirs.stderr
+
+
+# ----------------------------------------------------------------------------- how imports run
+
+
+def package_imports(module: str) -> set[str]:
+    """The package's own modules that `module` (a dotted name inside the package) imports."""
+    path = REPO.joinpath(*module.split(".")[1:])
+    source = path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
+    package = module.split(".") if path.is_dir() else module.split(".")[:-1]
+    found = set()
+    for node in ast.walk(ast.parse(source.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.level:
+            base = package[: len(package) - node.level + 1]
+            target = ".".join([*base, node.module] if node.module else base)
+            found |= {f"{target}.{alias.name}" if not node.module else target for alias in node.names}
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            found |= {name for name in names if name.split(".")[0] == PACKAGE}
+    return found
+
+
+def modules() -> list[str]:
+    return sorted(PACKAGE + "." + name.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+                  if name != "__init__.py" else PACKAGE for name in package_sources())
+
+
+def under(name: str, *prefixes: str) -> bool:
+    return any(name == f"{PACKAGE}.{prefix}" or name.startswith(f"{PACKAGE}.{prefix}.") for prefix in prefixes)
+
+
+def test_the_shared_core_imports_neither_environment_except_the_app():
+    for module in modules():
+        if under(module, "server") and not under(module, "server.servicebench", "server.support_queue", "server.app"):
+            leaks = {name for name in package_imports(module)
+                     if under(name, "server.servicebench", "server.support_queue", "mock_services")}
+            assert not leaks, (module, leaks)
+
+
+def test_imports_run_one_way():
+    """models -> mock services and data -> rewards and tasks -> environments -> the app; the two
+    environments never import each other, and nothing below the server imports it."""
+    for module in modules():
+        imported = package_imports(module)
+        if under(module, "mock_services", "models", "read_only_json", "error_messages"):
+            assert not {name for name in imported if under(name, "server", "agents", "client", "inference")}, module
+        if under(module, "server.servicebench"):
+            assert not {name for name in imported if under(name, "server.support_queue")}, module
+        if under(module, "server.support_queue"):
+            assert not {name for name in imported if under(name, "server.servicebench", "mock_services")}, module
+    assert package_imports(f"{PACKAGE}.models") == {f"{PACKAGE}.read_only_json"}
