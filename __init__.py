@@ -53,6 +53,7 @@ _EXPORTS: dict[str, str] = {
 
 __all__ = ["DATA_DIR", "__version__", *_EXPORTS]
 
+
 def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:

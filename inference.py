@@ -23,18 +23,19 @@ import importlib
 import importlib.util
 import os
 import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
-from typing import Mapping, Optional, Sequence, TextIO
+from typing import TextIO
 
 PACKAGE = "servicebench_support_queue"
 
 
 def main(
-    argv: Optional[Sequence[str]] = None,
-    environ: Optional[Mapping[str, str]] = None,
-    stdout: Optional[TextIO] = None,
-    stderr: Optional[TextIO] = None,
+    argv: Sequence[str] | None = None,
+    environ: Mapping[str, str] | None = None,
+    stdout: TextIO | None = None,
+    stderr: TextIO | None = None,
 ) -> int:
     """Exit status: 0 after a run (whatever the scores), 1 if the server is unreachable, 2 on bad usage."""
     from .agents.config import ConfigError, load_config

@@ -7,7 +7,7 @@ read_only_json.py (the shared endpoint catalogue is a read-only list).
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Optional
+from typing import Annotated, Any, Literal
 
 from openenv.core.env_server.types import Action, Observation, State
 from pydantic import BaseModel, ConfigDict, Field, ValidatorFunctionWrapHandler, WrapValidator
@@ -35,7 +35,7 @@ class TaskCard(BaseModel):
     difficulty: Difficulty
     description: str
     max_steps: int = Field(description="Step budget: the episode ends when it is spent.")
-    alias: Optional[int] = Field(
+    alias: int | None = Field(
         default=None, description="Integer alias accepted as task_id (ServiceBench only)."
     )
 
@@ -44,9 +44,7 @@ class EpisodeObservation(Observation):
     """Fields every observation of this server carries besides OpenEnv's own."""
 
     task_id: str = ""
-    cumulative_reward: float = Field(
-        default=0.0, description="Running episode score in [0, 1]."
-    )
+    cumulative_reward: float = Field(default=0.0, description="Running episode score in [0, 1].")
     info: dict[str, Any] = Field(
         default_factory=dict, description="Extra metadata, e.g. episode_id and step."
     )
@@ -56,8 +54,8 @@ class EpisodeState(State):
     """Fields every state of this server carries besides OpenEnv's own."""
 
     env: str = ""
-    task: Optional[TaskCard] = None
-    seed: Optional[int] = None
+    task: TaskCard | None = None
+    seed: int | None = None
     done: bool = False
     cumulative_reward: float = 0.0
 
@@ -73,9 +71,7 @@ class ServiceBenchAction(Action):
     service: str = Field(description='"user" | "order" | "inventory"')
     endpoint: str = Field(description='API path, e.g. "/users/lookup"')
     method: str = Field(default="GET", description='"GET" | "POST" | "PUT"')
-    params: dict[str, Any] = Field(
-        default_factory=dict, description="Endpoint-specific parameters"
-    )
+    params: dict[str, Any] = Field(default_factory=dict, description="Endpoint-specific parameters")
 
 
 class EndpointSpec(BaseModel):
@@ -96,10 +92,11 @@ class ServiceBenchObservation(EpisodeObservation):
     task_description: str = ""
     api_response: dict[str, Any] = Field(default_factory=dict)
     success: bool = True
-    error_message: Optional[str] = None
+    error_message: str | None = None
     available_endpoints: Annotated[list[dict[str, Any]], WrapValidator(_share_read_only)] = Field(
         default_factory=list,
-        description="The endpoint catalogue; in-process it is one shared, read-only list.")
+        description="The endpoint catalogue; in-process it is one shared, read-only list.",
+    )
     task_completed: bool = False
 
 
@@ -152,11 +149,13 @@ class EpisodeOutcome(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     end_state_matches: bool = Field(
-        default=True, description="Every check met and no collateral damage.")
+        default=True, description="Every check met and no collateral damage."
+    )
     checks: list[OutcomeCheck] = Field(default_factory=list)
     intended_changes: list[WorldChange] = Field(default_factory=list)
     collateral_damage: list[WorldChange] = Field(
-        default_factory=list, description="Every change the task does not intend.")
+        default_factory=list, description="Every change the task does not intend."
+    )
 
 
 class ServiceBenchState(EpisodeState):
@@ -164,8 +163,10 @@ class ServiceBenchState(EpisodeState):
     task_completed: bool = False
     milestones: list[str] = Field(default_factory=list)
     penalty_balance: float = Field(
-        default=0.0, description="Penalties taken while the score was 0, still to be repaid "
-                                 "by later gains before the score rises again.")
+        default=0.0,
+        description="Penalties taken while the score was 0, still to be repaid "
+        "by later gains before the score rises again.",
+    )
     outcome: EpisodeOutcome = Field(default_factory=EpisodeOutcome)
     call_history: list[CallRecord] = Field(default_factory=list)
 
@@ -189,10 +190,12 @@ class SupportQueueAction(Action):
     priority: Priority
     queue: Queue
     disposition: Disposition
-    summary: str = Field(default="", max_length=TEXT_FIELD_MAX_CHARS,
-                         description="Short internal triage note")
-    response: str = Field(default="", max_length=TEXT_FIELD_MAX_CHARS,
-                          description="First customer-facing reply")
+    summary: str = Field(
+        default="", max_length=TEXT_FIELD_MAX_CHARS, description="Short internal triage note"
+    )
+    response: str = Field(
+        default="", max_length=TEXT_FIELD_MAX_CHARS, description="First customer-facing reply"
+    )
     confidence: float = Field(default=0.5, ge=0.0, le=1.0)
 
 
@@ -216,12 +219,12 @@ class SupportQueueObservation(EpisodeObservation):
     instructions: str = ""
     current_index: int = 0
     total_tickets: int = 0
-    ticket: Optional[Ticket] = None
+    ticket: Ticket | None = None
     allowed_priorities: list[str] = Field(default_factory=lambda: list(PRIORITIES))
     allowed_queues: list[str] = Field(default_factory=lambda: list(QUEUES))
     allowed_dispositions: list[str] = Field(default_factory=lambda: list(DISPOSITIONS))
     scoring_weights: dict[str, float] = Field(default_factory=dict)
-    last_feedback: Optional[dict[str, Any]] = None
+    last_feedback: dict[str, Any] | None = None
     cumulative_reward: float = Field(
         default=0.0,
         description="Running SUM of ticket rewards (0..total_tickets); the episode score "
@@ -236,7 +239,8 @@ class SupportQueueState(EpisodeState):
         default=0.0, description="Running SUM of ticket rewards (0..total_tickets)."
     )
     average_reward: float = Field(
-        default=0.0, description="Episode score: mean reward of the tickets graded so far, in [0, 1]."
+        default=0.0,
+        description="Episode score: mean reward of the tickets graded so far, in [0, 1].",
     )
     processed_ticket_ids: list[str] = Field(default_factory=list)
     action_history: list[dict[str, Any]] = Field(default_factory=list)

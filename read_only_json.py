@@ -11,7 +11,8 @@ change. This module imports nothing of the package's.
 
 from __future__ import annotations
 
-from typing import Any, Callable, NoReturn
+from collections.abc import Callable
+from typing import Any, NoReturn
 
 
 def _refuse(self: object, *args: Any, **kwargs: Any) -> NoReturn:
@@ -69,7 +70,10 @@ def thaw(value: Any) -> Any:
     step's response is thawed, so this is on the hot path.
     """
     if isinstance(value, dict):
-        return {key: thaw(item) if isinstance(item, _CONTAINERS) else item for key, item in value.items()}
+        return {
+            key: thaw(item) if isinstance(item, _CONTAINERS) else item
+            for key, item in value.items()
+        }
     if isinstance(value, (list, tuple)):
         return [thaw(item) if isinstance(item, _CONTAINERS) else item for item in value]
     return value

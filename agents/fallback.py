@@ -24,7 +24,9 @@ class OracleAgent:
         self.history.append(observation)
         action = next_action(self.history)
         if action is None:
-            return Decision(None, "the optimal policy has no further call for this episode", stop=True)
+            return Decision(
+                None, "the optimal policy has no further call for this episode", stop=True
+            )
         return Decision(action.model_dump(mode="json", exclude={"metadata"}))
 
 

@@ -15,20 +15,18 @@ from __future__ import annotations
 import argparse
 import json
 import platform
-import sys
 import time
-from pathlib import Path
-from typing import Any, Callable
-
+from collections.abc import Callable
+from typing import Any
 
 from bench.sq_variants_bench import seed_range
 from servicebench_support_queue.models import SupportQueueAction
-from servicebench_support_queue.server.support_queue.heuristic import triage
+from servicebench_support_queue.server.support_queue.environment import SupportQueueEnvironment
 from servicebench_support_queue.server.support_queue.grader import grade, score_text
+from servicebench_support_queue.server.support_queue.heuristic import triage
 from servicebench_support_queue.server.support_queue.safety import unsafe_hits
 from servicebench_support_queue.server.support_queue.scenarios import COMPOSITIONS
 from servicebench_support_queue.server.support_queue.tasks import PRODUCT_DOMAINS
-from servicebench_support_queue.server.support_queue.environment import SupportQueueEnvironment
 
 
 def cases(seeds: range) -> list[tuple[Any, SupportQueueAction, Any]]:
@@ -40,9 +38,12 @@ def cases(seeds: range) -> list[tuple[Any, SupportQueueAction, Any]]:
             for ticket in variant.task.tickets:
                 facts = variant.facts[ticket.ticket_id]
                 gold = SupportQueueAction(
-                    priority=ticket.gold.priority, queue=ticket.gold.queue,
-                    disposition=ticket.gold.disposition, summary=ticket.gold_summary,
-                    response=ticket.gold_response)
+                    priority=ticket.gold.priority,
+                    queue=ticket.gold.queue,
+                    disposition=ticket.gold.disposition,
+                    summary=ticket.gold_summary,
+                    response=ticket.gold_response,
+                )
                 heuristic = triage(type("Observation", (), {"ticket": ticket.public_ticket()})())
                 out += [(ticket, gold, facts), (ticket, heuristic, facts)]
     return out
@@ -80,16 +81,22 @@ def main() -> None:
             score_text(action.response, ticket, "response", facts)
 
     grade_all()  # warm the caches
-    report = {"python": platform.python_version(), "machine": platform.machine(), "actions": n,
-              "grade_us": best_us(grade_all, n, args.rounds),
-              "unsafe_hits_us": best_us(safety_all, n, args.rounds),
-              "coverage_us": best_us(coverage_all, n, args.rounds)}
+    report = {
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "actions": n,
+        "grade_us": best_us(grade_all, n, args.rounds),
+        "unsafe_hits_us": best_us(safety_all, n, args.rounds),
+        "coverage_us": best_us(coverage_all, n, args.rounds),
+    }
     if args.json:
         print(json.dumps(report, indent=2))
         return
-    print(f"Python {report['python']} on {report['machine']}, {n} actions: grade "
-          f"{report['grade_us']} us, unsafe_hits {report['unsafe_hits_us']} us, coverage "
-          f"(summary + reply) {report['coverage_us']} us per action")
+    print(
+        f"Python {report['python']} on {report['machine']}, {n} actions: grade "
+        f"{report['grade_us']} us, unsafe_hits {report['unsafe_hits_us']} us, coverage "
+        f"(summary + reply) {report['coverage_us']} us per action"
+    )
 
 
 if __name__ == "__main__":

@@ -15,8 +15,8 @@ from typing import Any
 
 from bench.ws_floor import Receive, Send, accepted
 from servicebench_support_queue.models import ServiceBenchAction
-from servicebench_support_queue.server.servicebench.environment import ServiceBenchEnvironment
 from servicebench_support_queue.server.encoding import result_json, typed_message
+from servicebench_support_queue.server.servicebench.environment import ServiceBenchEnvironment
 
 
 async def app(scope: dict[str, Any], receive: Receive, send: Send) -> None:
@@ -29,4 +29,9 @@ async def app(scope: dict[str, Any], receive: Receive, send: Send) -> None:
             observation = env.reset(**request["data"])
         else:
             observation = env.step(ServiceBenchAction.model_validate(request["data"]))
-        await send({"type": "websocket.send", "text": typed_message("observation", result_json(observation)).decode()})
+        await send(
+            {
+                "type": "websocket.send",
+                "text": typed_message("observation", result_json(observation)).decode(),
+            }
+        )

@@ -8,7 +8,8 @@ services never import the state, so the package's imports run one way.
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional, Protocol
+from collections.abc import Mapping
+from typing import Any, Protocol
 
 from .registry import ServiceError
 from .world import World
@@ -25,11 +26,11 @@ class EpisodeRecords(Protocol):
     @property
     def world(self) -> World: ...
 
-    def read(self, table: str, key: str) -> Optional[Mapping[str, Any]]: ...
+    def read(self, table: str, key: str) -> Mapping[str, Any] | None: ...
 
     def write(self, table: str, key: str) -> dict[str, Any]: ...
 
-    def find_user_id_by_email(self, email: str) -> Optional[str]: ...
+    def find_user_id_by_email(self, email: str) -> str | None: ...
 
 
 class _Service:

@@ -13,7 +13,8 @@ imports nothing of the package's.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, NamedTuple, Optional
+from collections.abc import Iterable, Mapping
+from typing import Any, NamedTuple
 
 COUPON_TYPES = ("percent_off_list_price", "percent_off_sale_price", "fixed_amount_off")
 
@@ -35,7 +36,7 @@ class BilledLine(NamedTuple):
     quantity: int
     unit_cents: int
     """What one unit was charged."""
-    list_cents: Optional[int] = None
+    list_cents: int | None = None
     """The catalogue price of one unit (needed by a `percent_off_list_price` coupon only)."""
 
 
@@ -52,14 +53,25 @@ def coupon_discount(coupon: Mapping[str, Any], lines: Iterable[BilledLine]) -> i
         return to_cents(coupon["amount"])
     if kind == "percent_off_list_price":
         if any(line.list_cents is None for line in covered):
-            raise ValueError(f"coupon {coupon.get('code')!r} needs the list price of every eligible line")
+            raise ValueError(
+                f"coupon {coupon.get('code')!r} needs the list price of every eligible line"
+            )
         base = sum(line.quantity * line.list_cents for line in covered)  # type: ignore[operator]
     else:
         base = sum(line.quantity * line.unit_cents for line in covered)
     return round(base * coupon["percent"] / 100)
 
 
-def order_lines(order: Mapping[str, Any], products: Mapping[str, Mapping[str, Any]]) -> list[BilledLine]:
+def order_lines(
+    order: Mapping[str, Any], products: Mapping[str, Mapping[str, Any]]
+) -> list[BilledLine]:
     """An order record's lines, with today's list prices from the product table."""
-    return [BilledLine(item["sku"], item["quantity"], to_cents(item["unit_price"]),
-                       to_cents(products[item["sku"]]["price"])) for item in order["items"]]
+    return [
+        BilledLine(
+            item["sku"],
+            item["quantity"],
+            to_cents(item["unit_price"]),
+            to_cents(products[item["sku"]]["price"]),
+        )
+        for item in order["items"]
+    ]

@@ -8,8 +8,8 @@ imports the state.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Mapping
 
 from ..models import EndpointSpec
 from ..read_only_json import ReadOnlyList, read_only
@@ -32,23 +32,33 @@ nothing to copy per step, and nothing a caller could corrupt for everyone else."
 def normalize_route(service: str, path: str, method: str) -> tuple[str, str, str]:
     """`(service, path, method)` as routed: `" Order "`, `"orders/lookup"`, `"get"` name
     `("order", "/orders/lookup", "GET")`."""
-    return str(service).strip().lower(), "/" + str(path).strip().lstrip("/"), str(method).strip().upper()
+    return (
+        str(service).strip().lower(),
+        "/" + str(path).strip().lstrip("/"),
+        str(method).strip().upper(),
+    )
 
 
 def resolve_route(service: str, path: str, method: str) -> Endpoint:
     """The endpoint a call names, or a 404/405 that lists what does exist."""
     service_name, path, method_name = normalize_route(service, path, method)
     if service_name not in SERVICE_NAMES:
-        raise ServiceError(404, f"unknown service {service!r}; services: {', '.join(SERVICE_NAMES)}")
+        raise ServiceError(
+            404, f"unknown service {service!r}; services: {', '.join(SERVICE_NAMES)}"
+        )
     entry = ROUTES.get((service_name, path))
     if entry is None:
         owner = next((other.service for other in ENDPOINTS if other.path == path), None)
         if owner is not None:
-            raise ServiceError(404, f"endpoint {path} belongs to service '{owner}', not '{service_name}'")
-        listing = ", ".join(f"{other.method} {other.path}" for other in ENDPOINTS
-                            if other.service == service_name)
-        raise ServiceError(404, f"unknown endpoint {path!r} for service '{service_name}'; "
-                                f"its endpoints: {listing}")
+            raise ServiceError(
+                404, f"endpoint {path} belongs to service '{owner}', not '{service_name}'"
+            )
+        listing = ", ".join(
+            f"{other.method} {other.path}" for other in ENDPOINTS if other.service == service_name
+        )
+        raise ServiceError(
+            404, f"unknown endpoint {path!r} for service '{service_name}'; its endpoints: {listing}"
+        )
     if method_name != entry.method:
         raise ServiceError(405, f"method {method_name} not allowed on {path}; use {entry.method}")
     return entry

@@ -12,15 +12,13 @@ from __future__ import annotations
 import inspect
 import math
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
-from types import MappingProxyType
+from types import MappingProxyType, UnionType
 from typing import (
     Annotated,
     Any,
-    Callable,
-    Mapping,
-    Optional,
     Union,
     get_args,
     get_origin,
@@ -61,7 +59,7 @@ class Param:
     required: bool
     description: str
     default: Any = None
-    bounds: Optional[Range] = None
+    bounds: Range | None = None
 
 
 @dataclass(frozen=True)
@@ -86,9 +84,11 @@ KIND_BY_TYPE: Mapping[type, str] = MappingProxyType(
 
 def endpoint(service: str, path: str, method: str) -> Callable[[Callable], Callable]:
     """Register a service method as the endpoint `method path` of `service`."""
+
     def register(func: Callable) -> Callable:
         func.__route__ = (service, path, method)  # type: ignore[attr-defined]
         return func
+
     return register
 
 
@@ -99,12 +99,18 @@ def _param_from_signature(name: str, hint: Any, parameter: inspect.Parameter) ->
         base, *extras = get_args(hint)
         description = next((str(extra) for extra in extras if isinstance(extra, str)), "")
         bounds = next((extra for extra in extras if isinstance(extra, Range)), None)
-    if get_origin(base) is Union:
+    if get_origin(base) in (Union, UnionType):  # Optional[str] or str | None
         base = next(arg for arg in get_args(base) if arg is not type(None))
     base = get_origin(base) or base
     required = parameter.default is inspect.Parameter.empty
-    return Param(name, KIND_BY_TYPE[base], required, description,
-                 None if required else parameter.default, bounds)
+    return Param(
+        name,
+        KIND_BY_TYPE[base],
+        required,
+        description,
+        None if required else parameter.default,
+        bounds,
+    )
 
 
 def collect_endpoints(*service_classes: type) -> tuple[Endpoint, ...]:
@@ -119,10 +125,13 @@ def collect_endpoints(*service_classes: type) -> tuple[Endpoint, ...]:
             signature = inspect.signature(func)
             params = tuple(
                 _param_from_signature(name, hints[name], parameter)
-                for name, parameter in signature.parameters.items() if name != "self"
+                for name, parameter in signature.parameters.items()
+                if name != "self"
             )
             doc = inspect.getdoc(func) or ""
-            found.append(Endpoint(*route, doc.split("\n\n")[0].replace("\n", " "), params, func, cls))
+            found.append(
+                Endpoint(*route, doc.split("\n\n")[0].replace("\n", " "), params, func, cls)
+            )
     return tuple(found)
 
 
@@ -130,24 +139,32 @@ def endpoint_spec(entry: Endpoint) -> EndpointSpec:
     """The catalogue row of one endpoint, as the agent sees it."""
     params: dict[str, dict[str, Any]] = {}
     for param in entry.params:
-        row: dict[str, Any] = {"type": param.kind, "required": param.required,
-                               "description": param.description}
+        row: dict[str, Any] = {
+            "type": param.kind,
+            "required": param.required,
+            "description": param.description,
+        }
         if param.default is not None:
             row["default"] = param.default
         if param.bounds is not None:
             row["minimum"], row["maximum"] = param.bounds.minimum, param.bounds.maximum
         params[param.name] = row
-    return EndpointSpec(service=entry.service, endpoint=entry.path, method=entry.method,
-                        description=entry.description, params=params)
+    return EndpointSpec(
+        service=entry.service,
+        endpoint=entry.path,
+        method=entry.method,
+        description=entry.description,
+        params=params,
+    )
 
 
-def _number_text(value: str, pattern: re.Pattern[str]) -> Optional[str]:
+def _number_text(value: str, pattern: re.Pattern[str]) -> str | None:
     """`value` stripped if it spells a number in ASCII digits, else None."""
     text = value.strip()
     return text if pattern.match(text) else None
 
 
-def _as_integer(value: Any) -> Optional[int]:
+def _as_integer(value: Any) -> int | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
@@ -158,7 +175,7 @@ def _as_integer(value: Any) -> Optional[int]:
     return int(text) if text is not None else None
 
 
-def _as_number(value: Any) -> Optional[float]:
+def _as_number(value: Any) -> float | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, (int, float)):
@@ -182,14 +199,22 @@ def coerce(param: Param, value: Any) -> Any:
     if kind == "object" and isinstance(value, dict):
         return value
     if isinstance(value, str) and len(value) > MAX_NUMBER_CHARS and kind in ("integer", "number"):
-        raise ServiceError(400, f"parameter '{param.name}' must be a number of at most "
-                                f"{MAX_NUMBER_CHARS} characters, got {len(value)}")
-    number = _as_integer(value) if kind == "integer" else _as_number(value) if kind == "number" else None
+        raise ServiceError(
+            400,
+            f"parameter '{param.name}' must be a number of at most "
+            f"{MAX_NUMBER_CHARS} characters, got {len(value)}",
+        )
+    number = (
+        _as_integer(value) if kind == "integer" else _as_number(value) if kind == "number" else None
+    )
     if number is not None and (isinstance(number, int) or math.isfinite(number)):
         bounds = param.bounds
         if bounds is not None and not bounds.minimum <= number <= bounds.maximum:
-            raise ServiceError(400, f"parameter '{param.name}' must be between {_bound(bounds.minimum)} "
-                                    f"and {_bound(bounds.maximum)}, got {shown(value)}")
+            raise ServiceError(
+                400,
+                f"parameter '{param.name}' must be between {_bound(bounds.minimum)} "
+                f"and {_bound(bounds.maximum)}, got {shown(value)}",
+            )
         return number
     wanted = "a non-empty string" if kind == "string" else f"of type {kind}"
     if number is not None:
@@ -203,14 +228,18 @@ def bind_params(entry: Endpoint, params: Mapping[str, Any]) -> dict[str, Any]:
     unknown = [name for name in params if name not in known]
     if unknown:
         accepted = ", ".join(param.name for param in entry.params)
-        raise ServiceError(400, f"unknown parameter(s) {shown_names(unknown)} for {entry.path}; "
-                                f"accepted: {accepted}")
+        raise ServiceError(
+            400,
+            f"unknown parameter(s) {shown_names(unknown)} for {entry.path}; accepted: {accepted}",
+        )
     kwargs: dict[str, Any] = {}
     for param in entry.params:
         value = params.get(param.name)
         if value is None:
             if param.required:
-                raise ServiceError(400, f"missing required parameter '{param.name}' for {entry.path}")
+                raise ServiceError(
+                    400, f"missing required parameter '{param.name}' for {entry.path}"
+                )
             continue
         kwargs[param.name] = coerce(param, value)
     return kwargs

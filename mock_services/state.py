@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator, Mapping
-from typing import Any, Optional
+from typing import Any
 
+from ..read_only_json import thaw
 from .catalogue import resolve_route
 from .registry import ServiceError, bind_params
-from ..read_only_json import thaw
 from .world import CANONICAL_WORLD, World
 
 log = logging.getLogger("services")
@@ -35,7 +35,7 @@ class ServiceState:
 
     def __init__(self, world: World = CANONICAL_WORLD) -> None:
         self._world = world
-        self._overlay: Optional[dict[str, dict[str, dict[str, Any]]]] = None
+        self._overlay: dict[str, dict[str, dict[str, Any]]] | None = None
 
     @property
     def world(self) -> World:
@@ -45,13 +45,13 @@ class ServiceState:
     def has_writes(self) -> bool:
         return self._overlay is not None
 
-    def fork(self) -> "ServiceState":
+    def fork(self) -> ServiceState:
         """An independent copy: same shared world, its own copy of the writes so far."""
         twin = ServiceState(self._world)
         twin._overlay = thaw(self._overlay) if self._overlay is not None else None
         return twin
 
-    def read(self, table: str, key: str) -> Optional[Mapping[str, Any]]:
+    def read(self, table: str, key: str) -> Mapping[str, Any] | None:
         """The current record (this episode's copy if it wrote one), or None."""
         if self._overlay is not None:
             written = self._overlay.get(table, {}).get(key)
@@ -78,7 +78,7 @@ class ServiceState:
             for key, after in records.items():
                 yield table, key, self._world.tables[table][key], after
 
-    def find_user_id_by_email(self, email: str) -> Optional[str]:
+    def find_user_id_by_email(self, email: str) -> str | None:
         """The user whose current email this is, honouring this episode's email updates."""
         wanted = email.strip().lower()
         written = self._overlay.get("users", {}) if self._overlay is not None else {}
@@ -90,8 +90,9 @@ class ServiceState:
             return None
         return user_id
 
-    def dispatch(self, service: str, endpoint: str, method: str,
-                 params: Mapping[str, Any]) -> tuple[int, dict[str, Any]]:
+    def dispatch(
+        self, service: str, endpoint: str, method: str, params: Mapping[str, Any]
+    ) -> tuple[int, dict[str, Any]]:
         """Serve one call: `(200, data)` or `(4xx, {"error": message})`; never raises."""
         try:
             entry = resolve_route(service, endpoint, method)

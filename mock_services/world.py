@@ -10,10 +10,11 @@ data lies and how it is made read-only (read_only_json.py).
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any
 
 from .. import DATA_DIR
 from ..read_only_json import read_only
@@ -34,9 +35,14 @@ class World:
     order_ids_by_user: Mapping[str, tuple[str, ...]]
 
     @classmethod
-    def from_records(cls, settings: Mapping[str, Any], users: list[dict[str, Any]],
-                     products: list[dict[str, Any]], coupons: list[dict[str, Any]],
-                     orders: list[dict[str, Any]]) -> "World":
+    def from_records(
+        cls,
+        settings: Mapping[str, Any],
+        users: list[dict[str, Any]],
+        products: list[dict[str, Any]],
+        coupons: list[dict[str, Any]],
+        orders: list[dict[str, Any]],
+    ) -> World:
         """Key the records by id, check their foreign keys, freeze them and index them."""
         tables = {
             "settings": settings,
@@ -58,15 +64,18 @@ class World:
             order_ids[order["user_id"]].append(order["order_id"])
         return cls(
             tables=read_only(tables),
-            user_id_by_email=MappingProxyType({user["email"].lower(): user["user_id"] for user in users}),
+            user_id_by_email=MappingProxyType(
+                {user["email"].lower(): user["user_id"] for user in users}
+            ),
             order_ids_by_user=MappingProxyType({uid: tuple(ids) for uid, ids in order_ids.items()}),
         )
 
 
 def _load_world(path: Path) -> World:
     raw = json.loads(path.read_text(encoding="utf-8"))
-    return World.from_records(read_only(raw["settings"]), raw["users"], raw["products"],
-                              raw["coupons"], raw["orders"])
+    return World.from_records(
+        read_only(raw["settings"]), raw["users"], raw["products"], raw["coupons"], raw["orders"]
+    )
 
 
 CANONICAL_WORLD: World = _load_world(DATA_PATH)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Optional
 
 from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
@@ -40,7 +39,7 @@ DESCRIPTION = (
 )
 
 
-def create_app(settings: Optional[Settings] = None) -> FastAPI:
+def create_app(settings: Settings | None = None) -> FastAPI:
     """Build the app; settings default to the environment variables."""
     settings = settings or Settings.from_env()
     store = EpisodeStore(settings.max_live_episodes, settings.episode_ttl_seconds)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import copy
 import json
 import math
-from typing import Any, Optional
+from typing import Any
 
 from pydantic import BaseModel, TypeAdapter
 
@@ -54,8 +54,11 @@ class _ObservationEncoder:
         self._exclude = OBSERVATION_EXCLUDE | set(fields)
         self._serializer = cls.__pydantic_serializer__
         self._repeated = [
-            (name, b'"' + name.encode() + b'":',
-             _RepeatedFieldJson(TypeAdapter(cls.model_fields[name].annotation)))
+            (
+                name,
+                b'"' + name.encode() + b'":',
+                _RepeatedFieldJson(TypeAdapter(cls.model_fields[name].annotation)),
+            )
             for name in fields
         ]
 
@@ -91,7 +94,7 @@ def _number_json(value: Any) -> bytes:
     return json.dumps(value).encode()
 
 
-def result_json(observation: EpisodeObservation, episode_id: Optional[str] = None) -> bytes:
+def result_json(observation: EpisodeObservation, episode_id: str | None = None) -> bytes:
     """`{"observation": ..., "reward": ..., "done": ...[, "episode_id": ...]}` as bytes."""
     tail = b"" if episode_id is None else b',"episode_id":' + json.dumps(episode_id).encode()
     return b"".join(

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import secrets
 from abc import abstractmethod
-from typing import Any, ClassVar, Generic, Optional, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import Action, EnvironmentMetadata
@@ -83,8 +83,8 @@ class EpisodeEnvironment(Environment[ActT, ObsT, StateT], Generic[ActT, ObsT, St
     def __init__(self) -> None:
         super().__init__()
         self.episode_id: str = ""
-        self.task: Optional[TaskCard] = None
-        self.seed: Optional[int] = None
+        self.task: TaskCard | None = None
+        self.seed: int | None = None
         self.step_count = 0
         self.done = False
 
@@ -143,16 +143,20 @@ class EpisodeEnvironment(Environment[ActT, ObsT, StateT], Generic[ActT, ObsT, St
         """The task exactly as the seed documents state it (no seed, or seed 0)."""
 
     @classmethod
-    def variant_for(cls, task_id: str, seed: Optional[int]) -> Any:
+    def variant_for(cls, task_id: str, seed: int | None) -> Any:
         """What `reset(task_id, seed)` plays: the canonical task, or the seed's proven variant."""
-        return cls.canonical_variant(task_id) if is_canonical(seed) else cls.variants.get(task_id, seed)
+        return (
+            cls.canonical_variant(task_id)
+            if is_canonical(seed)
+            else cls.variants.get(task_id, seed)
+        )
 
     # ------------------------------------------------------------- lifecycle
 
     def reset(
         self,
-        seed: Optional[int] = None,
-        episode_id: Optional[str] = None,
+        seed: int | None = None,
+        episode_id: str | None = None,
         task_id: Any = None,
         variant: Any = None,
         **kwargs: Any,
@@ -174,7 +178,7 @@ class EpisodeEnvironment(Environment[ActT, ObsT, StateT], Generic[ActT, ObsT, St
         self.done = False
         return self._finish(self._start(card, variant))
 
-    def step(self, action: ActT, timeout_s: Optional[float] = None, **kwargs: Any) -> ObsT:
+    def step(self, action: ActT, timeout_s: float | None = None, **kwargs: Any) -> ObsT:
         """Apply one action; past the end of the episode this raises instead."""
         if self.task is None:
             raise EpisodeNotStartedError("no episode is running: call reset first")

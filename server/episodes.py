@@ -11,14 +11,14 @@ the limits; here it is checked against the schemas.
 from __future__ import annotations
 
 from functools import cached_property
-from typing import Any, Optional, Union
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
 
+from ..error_messages import shown, shown_names
 from ..models import EpisodeObservation
 from .episode import EpisodeEnvironment, EpisodeError, UnknownTaskError
 from .sessions import EpisodeIdRequiredError, EpisodeStore
-from ..error_messages import shown, shown_names
 
 EPISODE_ID_PATTERN = r"^[A-Za-z0-9_.:-]{1,128}$"
 """What a client-chosen episode id may look like: URL-, header- and log-safe as it is."""
@@ -32,7 +32,7 @@ class InvalidRequestError(EpisodeError):
 
     status = 422
 
-    def __init__(self, message: str, errors: Optional[list[dict[str, Any]]] = None) -> None:
+    def __init__(self, message: str, errors: list[dict[str, Any]] | None = None) -> None:
         super().__init__(message)
         self.errors = errors or []
 
@@ -42,13 +42,14 @@ class ResetRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    env: Optional[StrictStr] = Field(default=None, description="servicebench | support_queue")
-    task_id: Optional[Union[StrictStr, StrictInt]] = Field(
+    env: StrictStr | None = Field(default=None, description="servicebench | support_queue")
+    task_id: StrictStr | StrictInt | None = Field(
         default=None, description="A task id from /tasks (ServiceBench also takes 1, 2, 3)"
     )
-    seed: Optional[StrictInt] = Field(default=None, ge=0, le=MAX_SEED, description="Variant seed")
-    episode_id: Optional[StrictStr] = Field(
-        default=None, pattern=EPISODE_ID_PATTERN,
+    seed: StrictInt | None = Field(default=None, ge=0, le=MAX_SEED, description="Variant seed")
+    episode_id: StrictStr | None = Field(
+        default=None,
+        pattern=EPISODE_ID_PATTERN,
         description="A client-chosen id: 1-128 of A-Z a-z 0-9 _ . : - (else a new random one); "
         "an id the server still holds is a 409",
     )
@@ -72,13 +73,15 @@ def validated(model: type[BaseModel], data: Any, prefix: tuple[str, ...] = ()) -
         return model.model_validate(data)
     except ValidationError as exc:
         errors = exc.errors(include_url=False, include_context=False, include_input=False)
-        errors = errors[:MAX_REPORTED_ERRORS]  # a body with thousands of bad keys gets a short answer
+        errors = errors[
+            :MAX_REPORTED_ERRORS
+        ]  # a body with thousands of bad keys gets a short answer
         for error in errors:
             error["loc"] = (*prefix, *error["loc"])
         raise InvalidRequestError(describe_errors(errors), errors) from None
 
 
-def split_step_body(body: Any) -> tuple[dict[str, Any], Optional[str]]:
+def split_step_body(body: Any) -> tuple[dict[str, Any], str | None]:
     """(action data, episode id) from OpenEnv's envelope or from a bare action."""
     if not isinstance(body, dict):
         raise InvalidRequestError(f"body must be a JSON object, got {type(body).__name__}")
@@ -128,7 +131,7 @@ class Episodes:
         return schemas[0] if len(schemas) == 1 else {"anyOf": schemas}
 
     @property
-    def single_env(self) -> Optional[str]:
+    def single_env(self) -> str | None:
         return self.env_names[0] if len(self.envs) == 1 else None
 
     def env_class(self, request: ResetRequest) -> type[EpisodeEnvironment]:
@@ -146,7 +149,9 @@ class Episodes:
                 if env_cls.owns_task(request.task_id):
                     return env_cls
             known = ", ".join(card.id for env in self.envs for card in env.tasks)
-            raise UnknownTaskError(f"unknown task_id {shown(request.task_id)}; known tasks: {known}")
+            raise UnknownTaskError(
+                f"unknown task_id {shown(request.task_id)}; known tasks: {known}"
+            )
         return self.envs[0]
 
     def start(self, data: Any) -> tuple[EpisodeEnvironment, EpisodeObservation]:
@@ -178,7 +183,9 @@ class Episodes:
     def find(self, episode_id: Any) -> EpisodeEnvironment:
         """The episode named by `episode_id`, else (if allowed) the latest one reset."""
         if episode_id is not None and not isinstance(episode_id, str):
-            raise InvalidRequestError(f"episode_id must be a string, got {type(episode_id).__name__}")
+            raise InvalidRequestError(
+                f"episode_id must be a string, got {type(episode_id).__name__}"
+            )
         if episode_id is None:
             if self.require_episode_id:
                 raise EpisodeIdRequiredError(
@@ -194,7 +201,9 @@ class Episodes:
         action = validated(env.action_cls, action_data, prefix=("action",))
         return env.step(action)
 
-    def step(self, episode_id: Optional[str], action_data: Any) -> tuple[EpisodeEnvironment, EpisodeObservation]:
+    def step(
+        self, episode_id: str | None, action_data: Any
+    ) -> tuple[EpisodeEnvironment, EpisodeObservation]:
         env = self.find(episode_id)
         observation = self.act(env, action_data)
         self.store.note_progress(env)

@@ -13,15 +13,16 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Any, Awaitable, Callable, Optional
+from collections.abc import Awaitable, Callable
+from typing import Any
 from urllib.parse import parse_qs
 
 from starlette.exceptions import HTTPException
 
+from .encoding import error_payload, result_json
 from .episode import EpisodeError
 from .episodes import Episodes, InvalidRequestError, split_step_body
 from .strict_json import body_json
-from .encoding import error_payload, result_json
 
 log = logging.getLogger("server")
 
@@ -37,13 +38,18 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
-def reset_result(episodes: Episodes, raw: bytes, content_type: Optional[str]) -> bytes:
+def reset_result(episodes: Episodes, raw: bytes, content_type: str | None) -> bytes:
     env, observation = episodes.reset(body_json(raw, content_type))
     return result_json(observation, env.episode_id)
 
 
-def step_result(episodes: Episodes, raw: bytes, content_type: Optional[str],
-                header_id: Optional[str], query_id: Optional[str]) -> bytes:
+def step_result(
+    episodes: Episodes,
+    raw: bytes,
+    content_type: str | None,
+    header_id: str | None,
+    query_id: str | None,
+) -> bytes:
     """One step; the episode is named by the body, else the X-Episode-Id header, else ?episode_id=."""
     body = body_json(raw, content_type)
     if body is None:
@@ -79,12 +85,12 @@ def unexpected_error_json(exc: Exception) -> bytes:
 def route_path(scope: Scope) -> str:
     """The path below the mount point (a mounted app sees the full path and its root_path)."""
     path, root = scope["path"], scope.get("root_path", "")
-    if root and path.startswith(root) and path[len(root):len(root) + 1] in ("/", ""):
-        return path[len(root):] or "/"
+    if root and path.startswith(root) and path[len(root) : len(root) + 1] in ("/", ""):
+        return path[len(root) :] or "/"
     return path
 
 
-def _content_type_and_episode(scope: Scope) -> tuple[Optional[str], Optional[str]]:
+def _content_type_and_episode(scope: Scope) -> tuple[str | None, str | None]:
     """The Content-Type and X-Episode-Id headers (the first of each), in one pass over the headers."""
     content_type = episode = None
     for key, value in scope["headers"]:
@@ -96,7 +102,7 @@ def _content_type_and_episode(scope: Scope) -> tuple[Optional[str], Optional[str
     return content_type, episode
 
 
-def _query_episode_id(scope: Scope) -> Optional[str]:
+def _query_episode_id(scope: Scope) -> str | None:
     query = scope.get("query_string", b"")
     if b"episode_id" not in query:
         return None
@@ -104,7 +110,7 @@ def _query_episode_id(scope: Scope) -> Optional[str]:
     return values[-1] if values else None  # the last one, as Starlette's query_params.get
 
 
-async def _read_body(receive: Receive) -> Optional[bytes]:
+async def _read_body(receive: Receive) -> bytes | None:
     """The whole request body, or None if the client went away first."""
     chunks = []
     while True:
@@ -141,8 +147,12 @@ class EpisodeRoutes:
         try:
             content_type, header_id = _content_type_and_episode(scope)
             if path == "/step":
-                status, content = 200, step_result(self.episodes, raw, content_type, header_id,
-                                                   _query_episode_id(scope))
+                status, content = (
+                    200,
+                    step_result(
+                        self.episodes, raw, content_type, header_id, _query_episode_id(scope)
+                    ),
+                )
             else:
                 status, content = 200, reset_result(self.episodes, raw, content_type)
         except EpisodeError as exc:
@@ -153,6 +163,11 @@ class EpisodeRoutes:
 
 
 async def _respond(send: Send, status: int, content: bytes) -> None:
-    await send({"type": "http.response.start", "status": status,
-                "headers": [*JSON_HEADERS, (b"content-length", str(len(content)).encode())]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [*JSON_HEADERS, (b"content-length", str(len(content)).encode())],
+        }
+    )
     await send({"type": "http.response.body", "body": content})

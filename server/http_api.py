@@ -12,7 +12,10 @@ import contextlib
 import gc
 import json
 import logging
-from typing import Any, AsyncIterator, Optional, Union
+import operator
+from collections.abc import AsyncIterator
+from functools import reduce
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -22,11 +25,13 @@ from openenv.core.env_server.types import EnvironmentMetadata
 from pydantic import BaseModel, TypeAdapter
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from .. import __version__
 from ..models import TaskCard
 from . import log_redaction, mcp, ws
 from .body_limit import BodyTooLarge
-from .. import __version__
+from .encoding import error_payload, model_json
 from .episode import EpisodeError
+from .episodes import Episodes, ResetRequest, describe_errors
 from .fast_path import (
     CONTENT_TYPE_HEADER,
     EPISODE_HEADER,
@@ -36,9 +41,7 @@ from .fast_path import (
     step_result,
     unexpected_error_json,
 )
-from .episodes import Episodes, ResetRequest, describe_errors
 from .settings import Settings
-from .encoding import error_payload, model_json
 
 log = logging.getLogger("server")
 
@@ -56,11 +59,11 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(_: Request, exc: RequestValidationError) -> JSONResponse:
-        errors = [
-            {k: v for k, v in e.items() if k in ("loc", "msg", "type")} for e in exc.errors()
-        ]
+        errors = [{k: v for k, v in e.items() if k in ("loc", "msg", "type")} for e in exc.errors()]
         status = 400 if any(e.get("type") == "json_invalid" for e in errors) else 422
-        return JSONResponse(error_payload(describe_errors(errors), errors=errors), status_code=status)
+        return JSONResponse(
+            error_payload(describe_errors(errors), errors=errors), status_code=status
+        )
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
@@ -101,8 +104,12 @@ def _step_body_schema(episodes: Episodes) -> dict[str, Any]:
 def scope_metadata(episodes: Episodes, name: str, description: str) -> dict[str, Any]:
     if len(episodes.envs) == 1:
         return episodes.envs[0].environment_metadata().model_dump()
-    base = EnvironmentMetadata(name=name, description=description, version=__version__,
-                               documentation_url=episodes.envs[0].environment_metadata().documentation_url)
+    base = EnvironmentMetadata(
+        name=name,
+        description=description,
+        version=__version__,
+        documentation_url=episodes.envs[0].environment_metadata().documentation_url,
+    )
     return {
         **base.model_dump(),
         "environments": [env.environment_metadata().model_dump() for env in episodes.envs],
@@ -116,27 +123,38 @@ def _any_of(models: list[type[BaseModel]]) -> dict[str, Any]:
     """A schema that each of `models` fits, their `$defs` merged so every `$ref` still resolves."""
     if len(models) == 1:
         return models[0].model_json_schema()
-    return TypeAdapter(Union[tuple(models)]).json_schema()
+    return TypeAdapter(reduce(operator.or_, models)).json_schema()
 
 
 def scope_schema(episodes: Episodes) -> dict[str, Any]:
     """Action, observation and state schemas of the scope: at the root, any of both environments'."""
-    schema = {kind: _any_of([getattr(env, attr) for env in episodes.envs])
-              for kind, attr in SCHEMA_KINDS.items()}
+    schema = {
+        kind: _any_of([getattr(env, attr) for env in episodes.envs])
+        for kind, attr in SCHEMA_KINDS.items()
+    }
     if len(episodes.envs) == 1:
         return schema
-    return {**schema, "environments": {
-        env.env_name: {kind: getattr(env, attr).model_json_schema() for kind, attr in SCHEMA_KINDS.items()}
-        for env in episodes.envs
-    }}
+    return {
+        **schema,
+        "environments": {
+            env.env_name: {
+                kind: getattr(env, attr).model_json_schema() for kind, attr in SCHEMA_KINDS.items()
+            }
+            for env in episodes.envs
+        },
+    }
 
 
 def task_cards(episodes: Episodes) -> list[TaskCard]:
     return [card for env in episodes.envs for card in env.tasks]
 
 
-TELEMETRY_OFF: TelemetryConfig = {"tracing": False, "metrics": False, "logs": False,
-                                   "operation_spans": False}
+TELEMETRY_OFF: TelemetryConfig = {
+    "tracing": False,
+    "metrics": False,
+    "logs": False,
+    "operation_spans": False,
+}
 """FastAPI's native OpenTelemetry, switched off unless Settings.telemetry (TELEMETRY=1)."""
 
 
@@ -159,13 +177,20 @@ def build_surface(
     episodes: Episodes, settings: Settings, *, title: str, description: str
 ) -> FastAPI:
     """A FastAPI app with the full OpenEnv surface for `episodes`'s environments."""
-    app = FastAPI(title=title, version=__version__, description=description, lifespan=on_startup,
-                  telemetry=None if settings.telemetry else TELEMETRY_OFF)
+    app = FastAPI(
+        title=title,
+        version=__version__,
+        description=description,
+        lifespan=on_startup,
+        telemetry=None if settings.telemetry else TELEMETRY_OFF,
+    )
     install_error_handlers(app)
     metadata = scope_metadata(episodes, title, description)
     schema = scope_schema(episodes)
     tasks_json = json.dumps({"tasks": [c.model_dump() for c in task_cards(episodes)]}).encode()
-    ws_limits = ws.SessionLimit.shared_by(episodes.store, settings.max_ws_sessions)  # one budget per app
+    ws_limits = ws.SessionLimit.shared_by(
+        episodes.store, settings.max_ws_sessions
+    )  # one budget per app
 
     @app.post(
         "/reset",
@@ -174,7 +199,9 @@ def build_surface(
         openapi_extra=_body_schema(ResetRequest.model_json_schema(), required=False),
     )
     async def reset(request: Request) -> Response:  # served by EpisodeRoutes; kept for the schema
-        return _json(reset_result(episodes, await request.body(), request.headers.get(CONTENT_TYPE_HEADER)))
+        return _json(
+            reset_result(episodes, await request.body(), request.headers.get(CONTENT_TYPE_HEADER))
+        )
 
     @app.post(
         "/step",
@@ -184,11 +211,18 @@ def build_surface(
     )
     async def step(request: Request) -> Response:  # served by EpisodeRoutes; kept for the schema
         raw = await request.body()
-        header_id, query_id = request.headers.get(EPISODE_HEADER), request.query_params.get("episode_id")
-        return _json(step_result(episodes, raw, request.headers.get(CONTENT_TYPE_HEADER), header_id, query_id))
+        header_id, query_id = (
+            request.headers.get(EPISODE_HEADER),
+            request.query_params.get("episode_id"),
+        )
+        return _json(
+            step_result(
+                episodes, raw, request.headers.get(CONTENT_TYPE_HEADER), header_id, query_id
+            )
+        )
 
     @app.get("/state", tags=["State Management"], summary="The state of an episode")
-    async def state(request: Request, episode_id: Optional[str] = None) -> Response:
+    async def state(request: Request, episode_id: str | None = None) -> Response:
         env = episodes.find(episode_id or request.headers.get(EPISODE_HEADER))
         return _json(model_json(env.state))
 
@@ -204,7 +238,11 @@ def build_surface(
     async def get_schema() -> dict[str, Any]:
         return schema
 
-    @app.get("/tasks", tags=["Environment Info"], summary="Every task: id, env, title, difficulty, budget")
+    @app.get(
+        "/tasks",
+        tags=["Environment Info"],
+        summary="Every task: id, env, title, difficulty, budget",
+    )
     async def tasks() -> Response:
         return _json(tasks_json)
 
@@ -220,5 +258,7 @@ def build_surface(
     async def websocket_endpoint(socket: ws.WebSocket) -> None:
         await ws.serve(socket, episodes, ws_limits, settings.max_body_bytes)
 
-    app.add_middleware(EpisodeRoutes, episodes=episodes)  # innermost: inside CORS and the body limit
+    app.add_middleware(
+        EpisodeRoutes, episodes=episodes
+    )  # innermost: inside CORS and the body limit
     return app

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Any, Optional
+from typing import Any
 
 from .. import __version__
 from .episode import EpisodeError
@@ -84,7 +84,7 @@ def refusal(message: str) -> dict[str, Any]:
     return _error(INVALID_REQUEST, f"Invalid request: {message}")
 
 
-def handle(episodes: Episodes, raw: bytes, content_type: Optional[str] = None) -> dict[str, Any]:
+def handle(episodes: Episodes, raw: bytes, content_type: str | None = None) -> dict[str, Any]:
     """The JSON-RPC response to one raw request body; every problem is a JSON-RPC error."""
     try:
         request = body_json(raw, content_type)
@@ -92,12 +92,16 @@ def handle(episodes: Episodes, raw: bytes, content_type: Optional[str] = None) -
         return _error(PARSE_ERROR, f"Parse error: {exc}")
     except JsonInputError as exc:
         return refusal(str(exc))
-    if not isinstance(request, dict) or request.get("jsonrpc") != "2.0" or not isinstance(
-        request.get("method"), str
+    if (
+        not isinstance(request, dict)
+        or request.get("jsonrpc") != "2.0"
+        or not isinstance(request.get("method"), str)
     ):
         return refusal('expected {"jsonrpc": "2.0", "method": ..., "id": ...}')
-    request_id: Optional[Any] = request.get("id")
-    if request_id is not None and (isinstance(request_id, bool) or not isinstance(request_id, (str, int, float))):
+    request_id: Any | None = request.get("id")
+    if request_id is not None and (
+        isinstance(request_id, bool) or not isinstance(request_id, (str, int, float))
+    ):
         return refusal(f"id must be a string, a number or null, got {type(request_id).__name__}")
     method = request["method"]
     params = request.get("params")
@@ -132,5 +136,11 @@ def handle(episodes: Episodes, raw: bytes, content_type: Optional[str] = None) -
         log.exception("unhandled error in an MCP tool call")
         return _error(INTERNAL_ERROR, f"Internal error: {type(exc).__name__}", request_id)
     text = json.dumps(result)
-    return _ok({"content": [{"type": "text", "text": text}], "structuredContent": {"result": result},
-                "isError": False}, request_id)
+    return _ok(
+        {
+            "content": [{"type": "text", "text": text}],
+            "structuredContent": {"result": result},
+            "isError": False,
+        },
+        request_id,
+    )

@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Generic, Optional, TypeVar
+from typing import Generic, TypeVar
 
 Drawn = TypeVar("Drawn")
 Proven = TypeVar("Proven")
@@ -44,7 +45,7 @@ class Draw:
     """Which attempt of which (task, seed) a variant is: the fields every variant starts with."""
 
     task_id: str
-    seed: Optional[int]
+    seed: int | None
     """None for a canonical task."""
     attempt: int
 
@@ -105,5 +106,7 @@ class VariantCache(Generic[Drawn, Proven]):
             except VariantRejected as problem:
                 self.rejections += 1
                 problems.append(str(problem))
-        raise VariantUnavailable(f"{task_id} seed {seed}: no valid variant in {MAX_ATTEMPTS} "
-                                 "attempts: " + "; ".join(problems[-3:]))
+        raise VariantUnavailable(
+            f"{task_id} seed {seed}: no valid variant in {MAX_ATTEMPTS} "
+            "attempts: " + "; ".join(problems[-3:])
+        )

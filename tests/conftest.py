@@ -1,8 +1,8 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
@@ -40,8 +40,12 @@ def cards(live_server: str) -> list:
 
 
 @pytest.fixture(scope="module")
-def runs(request: pytest.FixtureRequest, live_server: str, cards: list,
-         tmp_path_factory: pytest.TempPathFactory) -> dict:
+def runs(
+    request: pytest.FixtureRequest,
+    live_server: str,
+    cards: list,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> dict:
     """The inference runs of the requesting test module's `SCENARIOS`, played once per module."""
     from inference_support import play_scenarios
 

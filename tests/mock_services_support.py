@@ -7,7 +7,8 @@ from typing import Any
 from servicebench_support_queue.mock_services import ServiceState
 
 
-def call(state: ServiceState, service: str, path: str, method: str = "GET",
-         **params: Any) -> tuple[int, dict[str, Any]]:
+def call(
+    state: ServiceState, service: str, path: str, method: str = "GET", **params: Any
+) -> tuple[int, dict[str, Any]]:
     """`state.dispatch` with the parameters as keywords."""
     return state.dispatch(service, path, method, params)

@@ -15,7 +15,9 @@ def test_the_catalogue_field_keeps_a_shared_read_only_list_and_validates_anythin
     shared = read_only([{"service": "user", "params": {}}])
     observation = ServiceBenchObservation(available_endpoints=shared)
     assert observation.available_endpoints is shared
-    assert json.loads(observation.model_dump_json())["available_endpoints"] == [{"service": "user", "params": {}}]
+    assert json.loads(observation.model_dump_json())["available_endpoints"] == [
+        {"service": "user", "params": {}}
+    ]
     plain = [{"service": "user"}]
     assert ServiceBenchObservation(available_endpoints=plain).available_endpoints == plain
     with pytest.raises(ValidationError, match="available_endpoints"):

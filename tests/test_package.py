@@ -16,9 +16,9 @@ import sys
 import sysconfig
 import tomllib
 import zipfile
+from collections.abc import Iterator
 from importlib import metadata
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 import yaml
@@ -32,8 +32,10 @@ DISTRIBUTION = "servicebench-support-queue"
 PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
 OUTSIDE = ("tests", "bench", "scripts", "examples", "validation")
 """Folders of the repo that are not part of the package."""
-SCRIPTS = {"servicebench-support-queue-server": f"{PACKAGE}.server.app:main",
-           "servicebench-support-queue-inference": f"{PACKAGE}.inference:main"}
+SCRIPTS = {
+    "servicebench-support-queue-server": f"{PACKAGE}.server.app:main",
+    "servicebench-support-queue-inference": f"{PACKAGE}.inference:main",
+}
 
 
 def package_sources() -> set[str]:
@@ -41,7 +43,11 @@ def package_sources() -> set[str]:
     found = set()
     for path in REPO.rglob("*.py"):
         relative = path.relative_to(REPO)
-        if relative.parts[0] in OUTSIDE or relative.parts[0].startswith(".") or "__pycache__" in relative.parts:
+        if (
+            relative.parts[0] in OUTSIDE
+            or relative.parts[0].startswith(".")
+            or "__pycache__" in relative.parts
+        ):
             continue
         found.add(relative.as_posix())
     return found
@@ -51,16 +57,25 @@ def package_sources() -> set[str]:
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The wheel setuptools builds from a copy of the checkout (tracked and new files)."""
     source = tmp_path_factory.mktemp("source")
-    listed = subprocess.run(["git", "-C", str(REPO), "ls-files", "-z", "-co", "--exclude-standard"],
-                            capture_output=True, text=True, check=True).stdout
+    listed = subprocess.run(
+        ["git", "-C", str(REPO), "ls-files", "-z", "-co", "--exclude-standard"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     for name in filter(None, listed.split("\0")):
         if (REPO / name).is_file():
             (source / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(REPO / name, source / name)
     out = tmp_path_factory.mktemp("dist")
     build = "import sys, setuptools.build_meta as backend; print(backend.build_wheel(sys.argv[1]))"
-    done = subprocess.run([sys.executable, "-c", build, str(out)], cwd=source, capture_output=True,
-                          text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", build, str(out)],
+        cwd=source,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     return out / done.stdout.strip().splitlines()[-1]
 
@@ -87,7 +102,9 @@ def test_the_wheel_declares_the_version_and_collision_free_console_scripts(wheel
 
 
 @pytest.fixture(scope="module")
-def fresh_venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, set[str]]]:
+def fresh_venv(
+    wheel: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[Path, set[str]]]:
     """A new virtual environment with only the wheel installed (no dependencies, offline),
     and what the install added to its site-packages."""
     uv = os.environ.get("UV") or shutil.which("uv")
@@ -95,28 +112,48 @@ def fresh_venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterato
         pytest.skip("uv is not installed (.ci/run installs it)")
     venv = tmp_path_factory.mktemp("venv") / "env"
     offline = {**os.environ, "UV_OFFLINE": "1", "VIRTUAL_ENV": str(venv)}
-    subprocess.run([uv, "venv", "--quiet", "--python", sys.executable, str(venv)], env=offline, check=True)
+    subprocess.run(
+        [uv, "venv", "--quiet", "--python", sys.executable, str(venv)], env=offline, check=True
+    )
     python = venv / "bin" / "python"
-    purelib = Path(subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                                  capture_output=True, text=True, check=True).stdout.strip())
+    purelib = Path(
+        subprocess.run(
+            [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    )
     before = {path.name for path in purelib.iterdir()}
-    subprocess.run([uv, "pip", "install", "--quiet", "--no-deps", "--python", str(python), str(wheel)],
-                   env=offline, check=True)
+    subprocess.run(
+        [uv, "pip", "install", "--quiet", "--no-deps", "--python", str(python), str(wheel)],
+        env=offline,
+        check=True,
+    )
     yield venv, {path.name for path in purelib.iterdir()} - before
 
 
 def test_installing_adds_exactly_one_import_package_and_the_console_scripts(
-        fresh_venv: tuple[Path, set[str]]) -> None:
+    fresh_venv: tuple[Path, set[str]],
+) -> None:
     venv, added = fresh_venv
     assert added == {PACKAGE, f"{PACKAGE}-{__version__}.dist-info"}
     for name in SCRIPTS:
         assert (venv / "bin" / name).is_file()
-    done = subprocess.run([venv / "bin" / "servicebench-support-queue-inference", "--version"],
-                          capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0 and done.stdout.strip() == f"inference.py {__version__}", done.stderr
+    done = subprocess.run(
+        [venv / "bin" / "servicebench-support-queue-inference", "--version"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0 and done.stdout.strip() == f"inference.py {__version__}", (
+        done.stderr
+    )
 
 
-def test_the_installed_package_serves_from_its_own_files_and_data(fresh_venv: tuple[Path, set[str]]) -> None:
+def test_the_installed_package_serves_from_its_own_files_and_data(
+    fresh_venv: tuple[Path, set[str]],
+) -> None:
     """Not the checkout: the dependencies come from the test environment, the package from the install."""
     venv, _ = fresh_venv
     check = f"""
@@ -133,8 +170,14 @@ for task_id in ("return_and_refund", "hard_exec_escalations"):
 print(json.dumps({{"file": package.__file__, "data": str(package.DATA_DIR), "status": ids}}))
 """
     env = {**os.environ, "PYTHONPATH": sysconfig.get_paths()["purelib"]}
-    done = subprocess.run([venv / "bin" / "python", "-c", check], capture_output=True, text=True,
-                          timeout=300, env=env, cwd=venv)
+    done = subprocess.run(
+        [venv / "bin" / "python", "-c", check],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        cwd=venv,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads(done.stdout.strip().splitlines()[-1])
     assert report["file"].startswith(str(venv)) and report["data"].startswith(str(venv))
@@ -147,7 +190,9 @@ print(json.dumps({{"file": package.__file__, "data": str(package.DATA_DIR), "sta
 def test_the_version_has_one_source() -> None:
     project = PYPROJECT["project"]
     assert "version" not in project and project["dynamic"] == ["version"]
-    assert PYPROJECT["tool"]["setuptools"]["dynamic"]["version"] == {"attr": f"{PACKAGE}.__version__"}
+    assert PYPROJECT["tool"]["setuptools"]["dynamic"]["version"] == {
+        "attr": f"{PACKAGE}.__version__"
+    }
     assert metadata.version(DISTRIBUTION) == __version__
     manifest = yaml.safe_load((REPO / "openenv.yaml").read_text(encoding="utf-8"))
     assert manifest["version"] == __version__
@@ -173,14 +218,30 @@ def test_the_package_exports_its_wire_types_and_clients_lazily() -> None:
 def test_inference_py_runs_its_own_checkout_when_another_is_installed(tmp_path: Path) -> None:
     """`python inference.py` in a clone runs the clone's code, not the installed package's."""
     clone = tmp_path / "clone"
-    shutil.copytree(REPO, clone, ignore=shutil.ignore_patterns(".git", ".venv", "__pycache__", "tests", "bench"))
+    shutil.copytree(
+        REPO, clone, ignore=shutil.ignore_patterns(".git", ".venv", "__pycache__", "tests", "bench")
+    )
     init = clone / "__init__.py"
-    init.write_text(init.read_text(encoding="utf-8").replace(f'__version__ = "{__version__}"',
-                                                             '__version__ = "0.0.0+clone"'), encoding="utf-8")
-    mine = subprocess.run([sys.executable, str(REPO / "inference.py"), "--version"], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=60)
-    theirs = subprocess.run([sys.executable, str(clone / "inference.py"), "--version"], cwd=tmp_path,
-                            capture_output=True, text=True, timeout=60)
+    init.write_text(
+        init.read_text(encoding="utf-8").replace(
+            f'__version__ = "{__version__}"', '__version__ = "0.0.0+clone"'
+        ),
+        encoding="utf-8",
+    )
+    mine = subprocess.run(
+        [sys.executable, str(REPO / "inference.py"), "--version"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    theirs = subprocess.run(
+        [sys.executable, str(clone / "inference.py"), "--version"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert mine.stdout.strip() == f"inference.py {__version__}", mine.stderr
     assert theirs.stdout.strip() == "inference.py 0.0.0+clone", theirs.stderr
 
@@ -198,27 +259,45 @@ def package_imports(module: str) -> set[str]:
         if isinstance(node, ast.ImportFrom) and node.level:
             base = package[: len(package) - node.level + 1]
             target = ".".join([*base, node.module] if node.module else base)
-            found |= {f"{target}.{alias.name}" if not node.module else target for alias in node.names}
+            found |= {
+                f"{target}.{alias.name}" if not node.module else target for alias in node.names
+            }
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            names = (
+                [alias.name for alias in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+            )
             found |= {name for name in names if name.split(".")[0] == PACKAGE}
     return found
 
 
 def modules() -> list[str]:
-    return sorted(PACKAGE + "." + name.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
-                  if name != "__init__.py" else PACKAGE for name in package_sources())
+    return sorted(
+        PACKAGE + "." + name.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+        if name != "__init__.py"
+        else PACKAGE
+        for name in package_sources()
+    )
 
 
 def under(name: str, *prefixes: str) -> bool:
-    return any(name == f"{PACKAGE}.{prefix}" or name.startswith(f"{PACKAGE}.{prefix}.") for prefix in prefixes)
+    return any(
+        name == f"{PACKAGE}.{prefix}" or name.startswith(f"{PACKAGE}.{prefix}.")
+        for prefix in prefixes
+    )
 
 
 def test_the_shared_core_imports_neither_environment_except_the_app():
     for module in modules():
-        if under(module, "server") and not under(module, "server.servicebench", "server.support_queue", "server.app"):
-            leaks = {name for name in package_imports(module)
-                     if under(name, "server.servicebench", "server.support_queue", "mock_services")}
+        if under(module, "server") and not under(
+            module, "server.servicebench", "server.support_queue", "server.app"
+        ):
+            leaks = {
+                name
+                for name in package_imports(module)
+                if under(name, "server.servicebench", "server.support_queue", "mock_services")
+            }
             assert not leaks, (module, leaks)
 
 
@@ -228,9 +307,13 @@ def test_imports_run_one_way():
     for module in modules():
         imported = package_imports(module)
         if under(module, "mock_services", "models", "read_only_json", "error_messages"):
-            assert not {name for name in imported if under(name, "server", "agents", "client", "inference")}, module
+            assert not {
+                name for name in imported if under(name, "server", "agents", "client", "inference")
+            }, module
         if under(module, "server.servicebench"):
             assert not {name for name in imported if under(name, "server.support_queue")}, module
         if under(module, "server.support_queue"):
-            assert not {name for name in imported if under(name, "server.servicebench", "mock_services")}, module
+            assert not {
+                name for name in imported if under(name, "server.servicebench", "mock_services")
+            }, module
     assert package_imports(f"{PACKAGE}.models") == {f"{PACKAGE}.read_only_json"}

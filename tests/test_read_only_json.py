@@ -21,11 +21,19 @@ def test_read_only_is_a_deep_equal_copy():
     assert json.loads(json.dumps(frozen)) == PLAIN
 
 
-@pytest.mark.parametrize("change", [
-    lambda d: d.__setitem__("k", 1), lambda d: d.__delitem__("rows"), lambda d: d.update(k=1),
-    lambda d: d.pop("rows"), lambda d: d.popitem(), lambda d: d.clear(),
-    lambda d: d.setdefault("k", 1), lambda d: d.__ior__({"k": 1}),
-])
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda d: d.__setitem__("k", 1),
+        lambda d: d.__delitem__("rows"),
+        lambda d: d.update(k=1),
+        lambda d: d.pop("rows"),
+        lambda d: d.popitem(),
+        lambda d: d.clear(),
+        lambda d: d.setdefault("k", 1),
+        lambda d: d.__ior__({"k": 1}),
+    ],
+)
 def test_a_read_only_dict_refuses_every_change(change):
     frozen = read_only(PLAIN)
     with pytest.raises(TypeError, match="read-only"):
@@ -33,12 +41,23 @@ def test_a_read_only_dict_refuses_every_change(change):
     assert frozen == PLAIN
 
 
-@pytest.mark.parametrize("change", [
-    lambda l: l.__setitem__(0, 1), lambda l: l.__delitem__(0), lambda l: l.append(1),
-    lambda l: l.extend([1]), lambda l: l.insert(0, 1), lambda l: l.pop(), lambda l: l.remove(l[0]),
-    lambda l: l.clear(), lambda l: l.sort(key=str), lambda l: l.reverse(),
-    lambda l: l.__iadd__([1]), lambda l: l.__imul__(2),
-])
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda rows: rows.__setitem__(0, 1),
+        lambda rows: rows.__delitem__(0),
+        lambda rows: rows.append(1),
+        lambda rows: rows.extend([1]),
+        lambda rows: rows.insert(0, 1),
+        lambda rows: rows.pop(),
+        lambda rows: rows.remove(rows[0]),
+        lambda rows: rows.clear(),
+        lambda rows: rows.sort(key=str),
+        lambda rows: rows.reverse(),
+        lambda rows: rows.__iadd__([1]),
+        lambda rows: rows.__imul__(2),
+    ],
+)
 def test_a_read_only_list_refuses_every_change(change):
     rows = read_only(PLAIN)["rows"]
     with pytest.raises(TypeError, match="read-only"):
@@ -66,5 +85,9 @@ def test_thaw_is_a_plain_deep_copy_that_can_change_without_touching_the_original
 def test_read_only_data_equals_its_plain_copy_whatever_the_nesting():
     """The end-state check compares the shared world with an episode's plain copy directly."""
     frozen = read_only({"refunds": [], "items": [{"sku": "SKU-1", "quantity": 2}]})
-    assert frozen == thaw(frozen) and frozen["refunds"] == [] and frozen["items"] == [{"sku": "SKU-1", "quantity": 2}]
+    assert (
+        frozen == thaw(frozen)
+        and frozen["refunds"] == []
+        and frozen["items"] == [{"sku": "SKU-1", "quantity": 2}]
+    )
     assert read_only((1, (2, 3))) == [1, [2, 3]]

@@ -23,19 +23,34 @@ Two calls with one identity are duplicates, whatever their spelling.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Hashable, Mapping
 from types import MappingProxyType
-from typing import Any, Callable, Hashable, Mapping, NamedTuple
+from typing import Any, NamedTuple
 
 from ...mock_services import normalize_route, to_cents
-from ...mock_services.paths import INVENTORY_CHECK_STOCK, INVENTORY_LOOKUP, INVENTORY_PRICE_HISTORY, INVENTORY_UPDATE_STOCK, ORDERS_BY_USER, ORDERS_LOOKUP, ORDERS_PROCESS_REFUND, ORDERS_UPDATE_STATUS, USERS_LIST, USERS_LOOKUP, USERS_UPDATE
+from ...mock_services.paths import (
+    INVENTORY_CHECK_STOCK,
+    INVENTORY_LOOKUP,
+    INVENTORY_PRICE_HISTORY,
+    INVENTORY_UPDATE_STOCK,
+    ORDERS_BY_USER,
+    ORDERS_LOOKUP,
+    ORDERS_PROCESS_REFUND,
+    ORDERS_UPDATE_STATUS,
+    USERS_LIST,
+    USERS_LOOKUP,
+    USERS_UPDATE,
+)
 
 Body = Mapping[str, Any]
 CallKey = tuple[Hashable, ...]
 
-FREE_TEXT: Mapping[str, frozenset[str]] = MappingProxyType({
-    ORDERS_PROCESS_REFUND: frozenset({"reason"}),
-    USERS_UPDATE: frozenset({"notes"}),
-})
+FREE_TEXT: Mapping[str, frozenset[str]] = MappingProxyType(
+    {
+        ORDERS_PROCESS_REFUND: frozenset({"reason"}),
+        USERS_UPDATE: frozenset({"notes"}),
+    }
+)
 """Per endpoint, the parameters (or `updates` fields) that are wording, not effect."""
 
 
@@ -53,7 +68,7 @@ class ApiCall(NamedTuple):
     params: Mapping[str, Any] = MappingProxyType({})
 
     @classmethod
-    def of(cls, service: str, endpoint: str, method: str, params: Mapping[str, Any]) -> "ApiCall":
+    def of(cls, service: str, endpoint: str, method: str, params: Mapping[str, Any]) -> ApiCall:
         return cls(*normalize_route(service, endpoint, method), params)
 
     @property
@@ -76,23 +91,28 @@ def _user_update(body: Body) -> Hashable:
     """The user and the fields set, with their values; free-text fields by name only."""
     user = body["user"]
     free = FREE_TEXT[USERS_UPDATE]
-    return user["user_id"], tuple(sorted(
-        (name, None if name in free else _fold(user[name])) for name in body["updated_fields"]))
+    return user["user_id"], tuple(
+        sorted(
+            (name, None if name in free else _fold(user[name])) for name in body["updated_fields"]
+        )
+    )
 
 
-RESOLVED: Mapping[str, Callable[[Body], Hashable]] = MappingProxyType({
-    USERS_LOOKUP: lambda body: body["user_id"],
-    USERS_LIST: lambda body: (body["page"], body["per_page"]),
-    USERS_UPDATE: _user_update,
-    ORDERS_LOOKUP: lambda body: body["order_id"],
-    ORDERS_BY_USER: lambda body: body["user_id"],
-    ORDERS_UPDATE_STATUS: lambda body: (body["order_id"], body["status"]),
-    ORDERS_PROCESS_REFUND: lambda body: (body["order_id"], to_cents(body["refund"]["amount"])),
-    INVENTORY_LOOKUP: lambda body: body["sku"],
-    INVENTORY_CHECK_STOCK: lambda body: body["sku"],
-    INVENTORY_PRICE_HISTORY: lambda body: body["sku"],
-    INVENTORY_UPDATE_STOCK: lambda body: (body["sku"], body["adjustment"]),
-})
+RESOLVED: Mapping[str, Callable[[Body], Hashable]] = MappingProxyType(
+    {
+        USERS_LOOKUP: lambda body: body["user_id"],
+        USERS_LIST: lambda body: (body["page"], body["per_page"]),
+        USERS_UPDATE: _user_update,
+        ORDERS_LOOKUP: lambda body: body["order_id"],
+        ORDERS_BY_USER: lambda body: body["user_id"],
+        ORDERS_UPDATE_STATUS: lambda body: (body["order_id"], body["status"]),
+        ORDERS_PROCESS_REFUND: lambda body: (body["order_id"], to_cents(body["refund"]["amount"])),
+        INVENTORY_LOOKUP: lambda body: body["sku"],
+        INVENTORY_CHECK_STOCK: lambda body: body["sku"],
+        INVENTORY_PRICE_HISTORY: lambda body: body["sku"],
+        INVENTORY_UPDATE_STOCK: lambda body: (body["sku"], body["adjustment"]),
+    }
+)
 """Per endpoint, the resource (and, for a write, the effect) a successful answer names."""
 
 
@@ -101,7 +121,9 @@ def _failed_key(call: ApiCall) -> CallKey:
     params = call.params if isinstance(call.params, Mapping) else {"": call.params}
     kept = {name: value for name, value in params.items() if name not in free}
     if call.endpoint == USERS_UPDATE and isinstance(kept.get("updates"), Mapping):
-        kept["updates"] = {name: None if name in free else value for name, value in kept["updates"].items()}
+        kept["updates"] = {
+            name: None if name in free else value for name, value in kept["updates"].items()
+        }
     text = json.dumps(_fold(kept), sort_keys=True, default=repr)
     return "failed", call.service, call.endpoint, call.method, text
 

@@ -27,23 +27,30 @@ variant's shared, frozen world and spec plus its own small overlay.
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any, Mapping, Optional
+from typing import Any
 
 from ...mock_services import ENDPOINT_CATALOGUE, ServiceState
 from ...models import (
-    CallRecord, EpisodeOutcome, ServiceBenchAction, ServiceBenchObservation, ServiceBenchState, TaskCard,
+    CallRecord,
+    EpisodeOutcome,
+    ServiceBenchAction,
+    ServiceBenchObservation,
+    ServiceBenchState,
+    TaskCard,
 )
 from ..episode import EpisodeEnvironment, ObservationFields
-from .proof import prove
 from .outcome import episode_outcome
+from .proof import prove
 from .rewards import ApiCall, Progress, score_call
 from .tasks import ENV_NAME, TASK_CARDS, TASK_SPECS, TaskSpec
 from .variants import Variant, build_variant, canonical_variant
 
 CallEntry = tuple[int, ApiCall, int, float, tuple[str, ...]]
 CANONICAL_VARIANTS: Mapping[str, Variant] = MappingProxyType(
-    {task_id: canonical_variant(task_id) for task_id in TASK_SPECS})
+    {task_id: canonical_variant(task_id) for task_id in TASK_SPECS}
+)
 
 
 def api_response(status: int, body: dict[str, Any]) -> dict[str, Any]:
@@ -72,7 +79,7 @@ class ServiceBenchEnvironment(
 
     def __init__(self) -> None:
         super().__init__()
-        self._spec: Optional[TaskSpec] = None
+        self._spec: TaskSpec | None = None
         self._services = ServiceState()
         self._progress = Progress()
         self._calls: list[CallEntry] = []
@@ -101,7 +108,7 @@ class ServiceBenchEnvironment(
         )
         return fields
 
-    def fork(self) -> "ServiceBenchEnvironment":
+    def fork(self) -> ServiceBenchEnvironment:
         """An independent copy of the episode as it stands, to try another next step.
 
         The proofs use it to issue each wrong refund amount from the same point of
@@ -123,7 +130,9 @@ class ServiceBenchEnvironment(
     def _apply(self, action: ServiceBenchAction) -> ObservationFields:
         assert self._spec is not None
         params = dict(action.params)
-        status, body = self._services.dispatch(action.service, action.endpoint, action.method, params)
+        status, body = self._services.dispatch(
+            action.service, action.endpoint, action.method, params
+        )
         call = ApiCall.of(action.service, action.endpoint, action.method, params)
         outcome = score_call(self._spec, self._progress, call, status, body)
         self._progress = outcome.progress
@@ -145,9 +154,16 @@ class ServiceBenchEnvironment(
     @property
     def state(self) -> ServiceBenchState:
         history = [
-            CallRecord(step=step, service=call.service, endpoint=call.endpoint, method=call.method,
-                       params=dict(call.params), status_code=status, reward=reward,
-                       signals=list(signals))
+            CallRecord(
+                step=step,
+                service=call.service,
+                endpoint=call.endpoint,
+                method=call.method,
+                params=dict(call.params),
+                status_code=status,
+                reward=reward,
+                signals=list(signals),
+            )
             for step, call, status, reward, signals in self._calls
         ]
         return ServiceBenchState(
@@ -158,7 +174,7 @@ class ServiceBenchEnvironment(
             milestones=list(self._progress.milestones),
             penalty_balance=self._progress.penalty_balance,
             outcome=EpisodeOutcome.model_validate(episode_outcome(self._spec, self._services))
-            if self._spec else EpisodeOutcome(),
+            if self._spec
+            else EpisodeOutcome(),
             call_history=history,
         )
-

@@ -21,13 +21,24 @@ environment to show each generated task is solvable from the observations alone.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any, Callable, Mapping, Optional, Sequence, Union
+from typing import Any
 
 from ...mock_services import BilledLine, coupon_discount, to_cents
+from ...mock_services.paths import (
+    INVENTORY,
+    INVENTORY_LOOKUP,
+    INVENTORY_PRICE_HISTORY,
+    ORDER,
+    ORDERS_LOOKUP,
+    ORDERS_PROCESS_REFUND,
+    ORDERS_UPDATE_STATUS,
+    USER,
+    USERS_LOOKUP,
+)
 from ...models import ServiceBenchAction, ServiceBenchObservation
-from ...mock_services.paths import INVENTORY, INVENTORY_LOOKUP, INVENTORY_PRICE_HISTORY, ORDER, ORDERS_LOOKUP, ORDERS_PROCESS_REFUND, ORDERS_UPDATE_STATUS, USER, USERS_LOOKUP
 
 EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 USER_ID = re.compile(r"\bUSR-\d+\b")
@@ -40,7 +51,7 @@ CENT = Decimal("0.01")
 SUBJECTS = ("email", "user_id", "order_id", "sku")
 """The parameter naming what a call is about, in the order looked for."""
 
-ObservationLike = Union[ServiceBenchObservation, Mapping[str, Any]]
+ObservationLike = ServiceBenchObservation | Mapping[str, Any]
 Data = dict[str, Any]
 
 
@@ -52,10 +63,10 @@ class Case:
     customer: dict[str, str]
     """How the description names the customer: the /users/lookup parameters."""
     order_id: str
-    user: Optional[Data] = None
-    order: Optional[Data] = None
+    user: Data | None = None
+    order: Data | None = None
     """The latest /orders/lookup answer about the task's order."""
-    status: Optional[str] = None
+    status: str | None = None
     """The order's latest status (order details and status changes)."""
     refunds: dict[str, Decimal] = field(default_factory=dict)
     """Refunds issued on the order, by refund id (order details and refund answers)."""
@@ -67,13 +78,17 @@ class Case:
     def learn(self, data: Data) -> None:
         """Keep what one successful response says about the task; ignore anything else."""
         if "user_id" in data and "email" in data:  # a customer record
-            if all(str(data[name]).lower() == value.lower() for name, value in self.customer.items()):
+            if all(
+                str(data[name]).lower() == value.lower() for name, value in self.customer.items()
+            ):
                 self.user = data
         elif data.get("order_id") == self.order_id:  # details, a refund or a status change
             if "items" in data:
                 self.order = data
             issued = list(data.get("refunds", [])) + ([data["refund"]] if "refund" in data else [])
-            self.refunds.update((refund["refund_id"], _money(refund["amount"])) for refund in issued)
+            self.refunds.update(
+                (refund["refund_id"], _money(refund["amount"])) for refund in issued
+            )
             if "status" in data:
                 self.status = data["status"]
         elif "sku" in data and "price" in data:
@@ -82,7 +97,7 @@ class Case:
             self.histories[data["sku"]] = data
 
 
-Plan = Callable[[Case], Optional[ServiceBenchAction]]
+Plan = Callable[[Case], ServiceBenchAction | None]
 
 
 def _field(observation: ObservationLike, name: str) -> Any:
@@ -107,7 +122,7 @@ def _call(service: str, endpoint: str, method: str = "GET", **params: Any) -> Se
     return ServiceBenchAction(service=service, endpoint=endpoint, method=method, params=params)
 
 
-def _lookups(case: Case) -> Optional[ServiceBenchAction]:
+def _lookups(case: Case) -> ServiceBenchAction | None:
     """The customer, then the order: every procedure starts from both."""
     if case.user is None:
         return _call(USER, USERS_LOOKUP, **case.customer)
@@ -116,30 +131,39 @@ def _lookups(case: Case) -> Optional[ServiceBenchAction]:
     return None
 
 
-def _refund(case: Case, amount: Decimal, reason: str) -> Optional[ServiceBenchAction]:
+def _refund(case: Case, amount: Decimal, reason: str) -> ServiceBenchAction | None:
     """The refund, or None when it was already issued or the order cannot cover it."""
     assert case.order is not None
     balance = _money(case.order["total_charged"]) - sum(case.refunds.values(), Decimal(0))
     if amount in case.refunds.values() or amount > balance:
         return None
-    return _call(ORDER, ORDERS_PROCESS_REFUND, "POST", order_id=case.order_id,
-                 amount=float(amount), reason=reason)
+    return _call(
+        ORDER,
+        ORDERS_PROCESS_REFUND,
+        "POST",
+        order_id=case.order_id,
+        amount=float(amount),
+        reason=reason,
+    )
 
 
-def _order_status(case: Case) -> Optional[ServiceBenchAction]:
+def _order_status(case: Case) -> ServiceBenchAction | None:
     """Customer by email, then the order: its status is the answer."""
     return None if case.order is not None else _lookups(case)
 
 
-def _return_and_refund(case: Case) -> Optional[ServiceBenchAction]:
+def _return_and_refund(case: Case) -> ServiceBenchAction | None:
     """Customer, order (owner, eligibility, item), item value, refund, status."""
     sku = _find(SKU, case.description)
     if (lookup := _lookups(case)) is not None:
         return lookup
     assert case.user is not None and case.order is not None
     item = next((item for item in case.order["items"] if item["sku"] == sku), None)
-    if (case.order.get("user_id") != case.user["user_id"] or case.order.get("return_eligible") is not True
-            or item is None):
+    if (
+        case.order.get("user_id") != case.user["user_id"]
+        or case.order.get("return_eligible") is not True
+        or item is None
+    ):
         return None
     if sku not in case.products:
         return _call(INVENTORY, INVENTORY_LOOKUP, sku=sku)
@@ -147,8 +171,10 @@ def _return_and_refund(case: Case) -> Optional[ServiceBenchAction]:
     units = int(damaged.group(1)) if damaged else 1
     amount = _money(item["unit_price"]) * units
     if amount not in case.refunds.values():
-        reason = (f"{case.products[sku]['name']} ({sku}) arrived damaged; refunding {units} "
-                  f"unit{'s' if units > 1 else ''} at the price charged on {case.order_id}")
+        reason = (
+            f"{case.products[sku]['name']} ({sku}) arrived damaged; refunding {units} "
+            f"unit{'s' if units > 1 else ''} at the price charged on {case.order_id}"
+        )
         return _refund(case, amount, reason)
     target = _find(TARGET_STATUS, case.description)
     if case.status != target:
@@ -156,10 +182,13 @@ def _return_and_refund(case: Case) -> Optional[ServiceBenchAction]:
     return None
 
 
-def _skus(order: Data, covered: Optional[Sequence[str]] = None) -> list[str]:
+def _skus(order: Data, covered: Sequence[str] | None = None) -> list[str]:
     """The order's SKUs (those in `covered` only, if given), once each, in line order."""
-    return list(dict.fromkeys(item["sku"] for item in order["items"]
-                              if covered is None or item["sku"] in covered))
+    return list(
+        dict.fromkeys(
+            item["sku"] for item in order["items"] if covered is None or item["sku"] in covered
+        )
+    )
 
 
 def _coupon_skus(order: Data) -> list[str]:
@@ -174,14 +203,22 @@ def _coupon_skus(order: Data) -> list[str]:
 def _coupon_value(order: Data, list_prices: Mapping[str, Decimal]) -> Decimal:
     """The coupon's value on the order by its own rule (mock_services/billing.py), from the
     order's lines and the list prices looked up (those of the SKUs the coupon covers)."""
-    lines = [BilledLine(item["sku"], item["quantity"], to_cents(item["unit_price"]),
-                        to_cents(list_prices[item["sku"]]) if item["sku"] in list_prices else None)
-             for item in order["items"]]
+    lines = [
+        BilledLine(
+            item["sku"],
+            item["quantity"],
+            to_cents(item["unit_price"]),
+            to_cents(list_prices[item["sku"]]) if item["sku"] in list_prices else None,
+        )
+        for item in order["items"]
+    ]
     return (Decimal(coupon_discount(order["coupon_applied"], lines)) / 100).quantize(CENT)
 
 
 def _lines_total(order: Data) -> Decimal:
-    return sum((_money(item["unit_price"]) * item["quantity"] for item in order["items"]), Decimal(0))
+    return sum(
+        (_money(item["unit_price"]) * item["quantity"] for item in order["items"]), Decimal(0)
+    )
 
 
 def _coupon_finding(order: Data, products: Mapping[str, Data]) -> tuple[Decimal, str]:
@@ -191,11 +228,15 @@ def _coupon_finding(order: Data, products: Mapping[str, Data]) -> tuple[Decimal,
     correct, charged = lines - coupon, _money(order["total_charged"])
     overcharge = charged - correct
     code = (order.get("coupon_applied") or {}).get("code", "none")
-    cause = (f"coupon {code} ({coupon}) was added to the total instead of deducted"
-             if charged == lines + coupon
-             else f"the charge does not match the line items less coupon {code} ({coupon})")
-    return overcharge, (f"Billing error: {cause}. Line items {lines} - coupon {coupon} = {correct}, "
-                        f"but {charged} was charged; refunding the {overcharge} difference.")
+    cause = (
+        f"coupon {code} ({coupon}) was added to the total instead of deducted"
+        if charged == lines + coupon
+        else f"the charge does not match the line items less coupon {code} ({coupon})"
+    )
+    return overcharge, (
+        f"Billing error: {cause}. Line items {lines} - coupon {coupon} = {correct}, "
+        f"but {charged} was charged; refunding the {overcharge} difference."
+    )
 
 
 def _price_then(check: Data, day: str) -> Decimal:
@@ -216,13 +257,15 @@ def _stale_finding(order: Data, histories: Mapping[str, Data]) -> tuple[Decimal,
             unit = _money(item["unit_price"])
             if item["sku"] == sku and unit > then:
                 overcharge += (unit - then) * item["quantity"]
-                notes.append(f"{sku} was charged {unit} per unit although the price history "
-                             f"shows {then} in effect on {order['placed_at']} ({item['quantity']} x "
-                             f"{unit - then})")
+                notes.append(
+                    f"{sku} was charged {unit} per unit although the price history "
+                    f"shows {then} in effect on {order['placed_at']} ({item['quantity']} x "
+                    f"{unit - then})"
+                )
     return overcharge, f"Billing error: stale price. {'; '.join(notes)}; refunding {overcharge}."
 
 
-def _billing_discrepancy(case: Case) -> Optional[ServiceBenchAction]:
+def _billing_discrepancy(case: Case) -> ServiceBenchAction | None:
     """Customer, order, then the prices the charge depends on; refund what was overcharged.
 
     With a coupon on the order, the coupon is the suspect: look up the list price of each
@@ -270,16 +313,18 @@ def _refused(observation: ObservationLike, action: ServiceBenchAction) -> bool:
     subject = next((str(action.params[name]) for name in SUBJECTS if name in action.params), None)
     if response.get("status_code") != 404 or subject is None:
         return False
-    return re.search(rf"(?<![\w.+-]){re.escape(subject)}(?![\w-])", error, re.IGNORECASE) is not None
+    return (
+        re.search(rf"(?<![\w.+-]){re.escape(subject)}(?![\w-])", error, re.IGNORECASE) is not None
+    )
 
 
-def _data(observation: ObservationLike) -> Optional[Data]:
+def _data(observation: ObservationLike) -> Data | None:
     """The response data of a successful call, or None (a failure, or the reset)."""
     data = (_field(observation, "api_response") or {}).get("data")
     return data if _field(observation, "success") is not False and isinstance(data, dict) else None
 
 
-def next_action(history: Sequence[ObservationLike]) -> Optional[ServiceBenchAction]:
+def next_action(history: Sequence[ObservationLike]) -> ServiceBenchAction | None:
     """The next optimal call given the episode's observations so far, or None when done."""
     if not history or _field(history[-1], "done"):
         return None

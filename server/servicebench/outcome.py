@@ -21,7 +21,8 @@ This module depends on the services and the task specs only.
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional
+from collections.abc import Mapping
+from typing import Any
 
 from ...mock_services import ServiceState, thaw, to_cents
 from .tasks import TaskSpec
@@ -32,8 +33,11 @@ Report = dict[str, Any]
 
 def refund_total_matches(spec: TaskSpec, refunded_cents: int) -> bool:
     """Whether refunds totalling `refunded_cents` in an episode are the task's adjustment."""
-    return (spec.refund_amount is not None and refunded_cents > 0
-            and abs(refunded_cents - to_cents(spec.refund_amount)) <= REFUND_TOLERANCE_CENTS)
+    return (
+        spec.refund_amount is not None
+        and refunded_cents > 0
+        and abs(refunded_cents - to_cents(spec.refund_amount)) <= REFUND_TOLERANCE_CENTS
+    )
 
 
 def _refunded_cents(refunds: Any) -> int:
@@ -56,35 +60,66 @@ def world_changes(services: ServiceState) -> list[Report]:
         for field, value in after.items():
             previous = before.get(field)
             if previous != value:  # read-only world data equals its plain copy
-                changes.append({"table": table, "key": key, "field": field,
-                                "before": thaw(previous), "after": thaw(value)})
+                changes.append(
+                    {
+                        "table": table,
+                        "key": key,
+                        "field": field,
+                        "before": thaw(previous),
+                        "after": thaw(value),
+                    }
+                )
     return changes
 
 
 def _checks(spec: TaskSpec, services: ServiceState, refunded_cents: int) -> list[Report]:
-    order: Optional[Mapping[str, Any]] = services.read("orders", spec.order_id)
+    order: Mapping[str, Any] | None = services.read("orders", spec.order_id)
     record = f"orders/{spec.order_id}"
     checks = []
     if spec.refund_amount is not None:
-        checks.append({"name": "refunded_in_episode", "record": record,
-                       "expected": to_cents(spec.refund_amount) / 100, "actual": refunded_cents / 100,
-                       "met": refund_total_matches(spec, refunded_cents)})
+        checks.append(
+            {
+                "name": "refunded_in_episode",
+                "record": record,
+                "expected": to_cents(spec.refund_amount) / 100,
+                "actual": refunded_cents / 100,
+                "met": refund_total_matches(spec, refunded_cents),
+            }
+        )
     if spec.target_status is not None and order is not None:
-        checks.append({"name": "status", "record": record, "expected": spec.target_status,
-                       "actual": order["status"], "met": order["status"] == spec.target_status})
+        checks.append(
+            {
+                "name": "status",
+                "record": record,
+                "expected": spec.target_status,
+                "actual": order["status"],
+                "met": order["status"] == spec.target_status,
+            }
+        )
     return checks
 
 
 def episode_outcome(spec: TaskSpec, services: ServiceState) -> Report:
     """The outcome report (models.EpisodeOutcome's fields) of the episode as it stands."""
     changes = world_changes(services)
-    refunded = next((_refunded_cents(change["after"]) - _refunded_cents(change["before"])
-                     for change in changes if change["table"] == "orders"
-                     and change["key"] == spec.order_id and change["field"] == "refunds"), 0)
+    refunded = next(
+        (
+            _refunded_cents(change["after"]) - _refunded_cents(change["before"])
+            for change in changes
+            if change["table"] == "orders"
+            and change["key"] == spec.order_id
+            and change["field"] == "refunds"
+        ),
+        0,
+    )
     intended: list[Report] = []
     collateral: list[Report] = []
     for change in changes:
         (intended if _is_intended(spec, change, refunded) else collateral).append(change)
     checks = _checks(spec, services, refunded)
-    return {"end_state_matches": not collateral and all(check["met"] for check in checks),
-            "checks": checks, "intended_changes": intended, "collateral_damage": collateral}
+    return {
+        "end_state_matches": not collateral and all(check["met"] for check in checks),
+        "checks": checks,
+        "intended_changes": intended,
+        "collateral_damage": collateral,
+    }

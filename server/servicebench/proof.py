@@ -26,16 +26,17 @@ propagates.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, Optional, Protocol
+from typing import Any, Protocol
 
 from ...mock_services import to_cents
+from ...mock_services.paths import ORDERS_PROCESS_REFUND
 from ...models import ServiceBenchAction, ServiceBenchObservation
+from ..variants import require
 from .oracle import next_action
 from .rewards import REWARD_TABLE
-from ..variants import require
 from .variants import Variant
-from ...mock_services.paths import ORDERS_PROCESS_REFUND
 
 OPTIMAL_CALLS = {"order_status_lookup": 2, "return_and_refund": 5, "billing_discrepancy": 4}
 CORRECT_REFUND_SIGNALS = frozenset({"correct_refund_issued", "correct_adjustment_issued"})
@@ -44,12 +45,17 @@ CORRECT_REFUND_SIGNALS = frozenset({"correct_refund_issued", "correct_adjustment
 class PlayableEnvironment(Protocol):
     """What the proof needs of an environment (ServiceBenchEnvironment, passed in by it)."""
 
-    def reset(self, seed: Optional[int] = None, episode_id: Optional[str] = None, task_id: Any = None,
-              variant: Any = None) -> ServiceBenchObservation: ...
+    def reset(
+        self,
+        seed: int | None = None,
+        episode_id: str | None = None,
+        task_id: Any = None,
+        variant: Any = None,
+    ) -> ServiceBenchObservation: ...
 
     def step(self, action: ServiceBenchAction) -> ServiceBenchObservation: ...
 
-    def fork(self) -> "PlayableEnvironment": ...
+    def fork(self) -> PlayableEnvironment: ...
 
 
 @dataclass
@@ -59,12 +65,14 @@ class OracleRun:
     history: list[ServiceBenchObservation]
     """Observations, the reset's first."""
     actions: list[ServiceBenchAction]
-    before_refund: Optional[PlayableEnvironment] = None
+    before_refund: PlayableEnvironment | None = None
     """A fork of the episode just before the oracle's first refund."""
 
     @property
-    def refund(self) -> Optional[ServiceBenchAction]:
-        return next((action for action in self.actions if action.endpoint == ORDERS_PROCESS_REFUND), None)
+    def refund(self) -> ServiceBenchAction | None:
+        return next(
+            (action for action in self.actions if action.endpoint == ORDERS_PROCESS_REFUND), None
+        )
 
 
 def play_oracle(variant: Variant, env: PlayableEnvironment) -> OracleRun:
@@ -79,7 +87,9 @@ def play_oracle(variant: Variant, env: PlayableEnvironment) -> OracleRun:
     return run
 
 
-def _graded_wrong(before_refund: PlayableEnvironment, refund: ServiceBenchAction, amount: float) -> bool:
+def _graded_wrong(
+    before_refund: PlayableEnvironment, refund: ServiceBenchAction, amount: float
+) -> bool:
     """Whether issuing this amount instead of the oracle's refund is graded a wrong refund."""
     wrong = refund.model_copy(update={"params": {**refund.params, "amount": amount}})
     observation = before_refund.fork().step(wrong)
@@ -110,14 +120,14 @@ def _stated_amounts(prompt: str, run: OracleRun) -> frozenset[int]:
     """Every amount (cents) the prompt or a read response states, as a number or as text."""
     numbers: list[int] = []
     text = [prompt]
-    for action, observation in zip(run.actions, run.history[1:]):
+    for action, observation in zip(run.actions, run.history[1:], strict=True):
         if action.method == "GET":
             _numbers_and_text(observation.api_response.get("data", {}), numbers, text)
     found = {int(whole) * 100 + int(part) for whole, part in MONEY_IN_TEXT.findall(" ".join(text))}
     return frozenset(numbers) | found
 
 
-def prove(variant: Variant, make_env: Callable[[], PlayableEnvironment]) -> Optional[float]:
+def prove(variant: Variant, make_env: Callable[[], PlayableEnvironment]) -> float | None:
     """Raise `VariantRejected` unless the variant is solvable and uniquely graded.
 
     Returns the oracle's refund amount (None for a task without a refund).
@@ -126,32 +136,57 @@ def prove(variant: Variant, make_env: Callable[[], PlayableEnvironment]) -> Opti
     history, actions = run.history, run.actions
     last = history[-1]
     prompt = variant.spec.card.description
-    require(len(actions) == OPTIMAL_CALLS[variant.task_id], variant,
-             f"oracle made {len(actions)} calls, optimal is {OPTIMAL_CALLS[variant.task_id]}")
+    require(
+        len(actions) == OPTIMAL_CALLS[variant.task_id],
+        variant,
+        f"oracle made {len(actions)} calls, optimal is {OPTIMAL_CALLS[variant.task_id]}",
+    )
     require(all(observation.success for observation in history), variant, "an oracle call failed")
-    require(last.done and last.task_completed and last.cumulative_reward == 1.0, variant,
-             f"oracle scored {last.cumulative_reward}, not 1.0")
+    require(
+        last.done and last.task_completed and last.cumulative_reward == 1.0,
+        variant,
+        f"oracle scored {last.cumulative_reward}, not 1.0",
+    )
     table = REWARD_TABLE[variant.task_id]
-    earned = sum(table[signal] for observation in history[1:]
-                 for signal in observation.info["reward_signals"])
+    earned = sum(
+        table[signal]
+        for observation in history[1:]
+        for signal in observation.info["reward_signals"]
+    )
     require(round(earned, 6) == 1.0, variant, f"reward rows sum to {earned} before clamping")
-    require(all(mention in prompt for mention in variant.mentions), variant, "prompt lacks an identifier")
+    require(
+        all(mention in prompt for mention in variant.mentions),
+        variant,
+        "prompt lacks an identifier",
+    )
 
-    refund: Optional[float] = None
+    refund: float | None = None
     if variant.readings is not None:
-        require(run.refund is not None and run.before_refund is not None, variant, "oracle issued no refund")
+        require(
+            run.refund is not None and run.before_refund is not None,
+            variant,
+            "oracle issued no refund",
+        )
         assert run.refund is not None and run.before_refund is not None
         refund = float(run.refund.params["amount"])
         correct = variant.readings.correct
-        require(to_cents(refund) == correct == to_cents(variant.spec.refund_amount or 0), variant,
-                 f"oracle {refund}, readings {correct}, grader {variant.spec.refund_amount} disagree")
+        require(
+            to_cents(refund) == correct == to_cents(variant.spec.refund_amount or 0),
+            variant,
+            f"oracle {refund}, readings {correct}, grader {variant.spec.refund_amount} disagree",
+        )
         graded: set[int] = set()
         for name, amount in variant.readings.wrong.items():
-            require(abs(amount - correct) > 1, variant, f"reading {name} ({amount}) is also correct")
+            require(
+                abs(amount - correct) > 1, variant, f"reading {name} ({amount}) is also correct"
+            )
             if amount not in graded:
                 graded.add(amount)
-                require(_graded_wrong(run.before_refund, run.refund, amount / 100), variant,
-                         f"reading {name} ({amount}) is not graded wrong")
+                require(
+                    _graded_wrong(run.before_refund, run.refund, amount / 100),
+                    variant,
+                    f"reading {name} ({amount}) is not graded wrong",
+                )
     if variant.hidden_cents:
         stated = _stated_amounts(prompt, run)
         for amount in variant.hidden_cents:

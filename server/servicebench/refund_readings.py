@@ -16,21 +16,24 @@ reading is listed only where it is a different interpretation for this order
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any
 
 from ...mock_services import World, to_cents
 from .world import price_on
 
-CORRECT_READING: Mapping[str, str] = MappingProxyType({
-    "damaged_item": "damaged_units_charged",
-    "coupon_added_percent_of_list": "percent_of_list_twice",
-    "coupon_added_percent_of_sale": "percent_of_sale_twice",
-    "coupon_added_flat": "flat_twice",
-    "stale_price": "stale_vs_price_then",
-})
+CORRECT_READING: Mapping[str, str] = MappingProxyType(
+    {
+        "damaged_item": "damaged_units_charged",
+        "coupon_added_percent_of_list": "percent_of_list_twice",
+        "coupon_added_percent_of_sale": "percent_of_sale_twice",
+        "coupon_added_flat": "flat_twice",
+        "stale_price": "stale_vs_price_then",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -41,10 +44,15 @@ class Readings:
 
 def _lines(world: World, order: Mapping[str, Any]) -> list[tuple[Mapping[str, Any], int, int]]:
     products = world.tables["products"]
-    return [(products[item["sku"]], item["quantity"], to_cents(item["unit_price"])) for item in order["items"]]
+    return [
+        (products[item["sku"]], item["quantity"], to_cents(item["unit_price"]))
+        for item in order["items"]
+    ]
 
 
-def damaged_item_readings(world: World, order_id: str, sku: str, damaged: int = 1) -> dict[str, int]:
+def damaged_item_readings(
+    world: World, order_id: str, sku: str, damaged: int = 1
+) -> dict[str, int]:
     """Refund the `damaged` units: at the price charged, today's price, one unit, the line, the order..."""
     order = world.tables["orders"][order_id]
     lines = _lines(world, order)
@@ -79,8 +87,10 @@ def _coupon_readings(world: World, order: Mapping[str, Any], readings: dict[str,
             readings["flat_per_unit_twice"] = 2 * amount * units
         return
     share = coupon["percent"] / 100
-    bases = {"list": sum(q * to_cents(p["price"]) for p, q, _ in covered),
-             "sale": sum(q * unit for _, q, unit in covered)}
+    bases = {
+        "list": sum(q * to_cents(p["price"]) for p, q, _ in covered),
+        "sale": sum(q * unit for _, q, unit in covered),
+    }
     if len(covered) < len(lines):
         bases["all_lines"] = sum(q * unit for _, q, unit in lines)
     if any(q > 1 for _, q, _ in covered):
@@ -119,17 +129,24 @@ def billing_readings(world: World, order_id: str) -> dict[str, int]:
     return readings
 
 
-def readings_for(world: World, family: str, order_id: str, sku: str | None = None,
-                 damaged: int = 1) -> Readings:
+def readings_for(
+    world: World, family: str, order_id: str, sku: str | None = None, damaged: int = 1
+) -> Readings:
     """The right reading of this family and the positive wrong ones, by name.
 
     `damaged`: how many units of `sku` the prompt says arrived damaged (damaged_item).
     """
-    found = (damaged_item_readings(world, order_id, sku or "", damaged) if family == "damaged_item"
-             else billing_readings(world, order_id))
+    found = (
+        damaged_item_readings(world, order_id, sku or "", damaged)
+        if family == "damaged_item"
+        else billing_readings(world, order_id)
+    )
     right = CORRECT_READING[family]
     if right not in found:
         raise ValueError(f"{family}: the data admits no {right!r} reading for {order_id}")
-    return Readings(correct=found[right],
-                    wrong=MappingProxyType({name: amount for name, amount in found.items()
-                                            if name != right and amount > 0}))
+    return Readings(
+        correct=found[right],
+        wrong=MappingProxyType(
+            {name: amount for name, amount in found.items() if name != right and amount > 0}
+        ),
+    )

@@ -47,16 +47,11 @@ can be earned):
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Callable, Mapping, NamedTuple, Optional
+from typing import NamedTuple
 
 from ...mock_services import ENDPOINTS, normalize_id, to_cents
-from .calls import ApiCall, Body, CallKey, call_identity
-from .outcome import refund_total_matches
-from .reward_table import (
-    BASE_ALLOWANCE, BONUS_RULES, OUTCOME_ROWS, REWARD_TABLE, SCORE_DIGITS, UNDONE,
-)
-from .tasks import TaskSpec
 from ...mock_services.paths import (
     ORDERS_BY_USER,
     ORDERS_LOOKUP,
@@ -65,7 +60,17 @@ from ...mock_services.paths import (
     USERS_LOOKUP,
     USERS_UPDATE,
 )
+from .calls import ApiCall, Body, CallKey, call_identity
 from .milestones import MILESTONES, OUTCOMES
+from .outcome import refund_total_matches
+from .reward_table import (
+    BASE_ALLOWANCE,
+    BONUS_RULES,
+    REWARD_TABLE,
+    SCORE_DIGITS,
+    UNDONE,
+)
+from .tasks import TaskSpec
 
 __all__ = ["ApiCall", "Progress", "StepOutcome", "REWARD_TABLE", "is_on_target", "score_call"]
 
@@ -90,7 +95,7 @@ class Progress(NamedTuple):
     completed: bool = False
     refunded_cents: int = 0
     """Refunded on the task's order in this episode, from the services' answers."""
-    order_status: Optional[str] = None
+    order_status: str | None = None
     """The status this episode last set on the task's order (None: untouched)."""
 
     @property
@@ -108,18 +113,28 @@ class StepOutcome(NamedTuple):
 def _milestones_by_endpoint(table: Mapping[str, float]) -> Mapping[str, tuple[str, ...]]:
     """For one task: which of its milestone rows a call to each endpoint may reach, in table order."""
     rows = [name for name in table if name in MILESTONES]
-    return MappingProxyType({
-        entry.path: tuple(name for name in rows
-                          if not MILESTONES[name].endpoints or entry.path in MILESTONES[name].endpoints)
-        for entry in ENDPOINTS
-    })
+    return MappingProxyType(
+        {
+            entry.path: tuple(
+                name
+                for name in rows
+                if not MILESTONES[name].endpoints or entry.path in MILESTONES[name].endpoints
+            )
+            for entry in ENDPOINTS
+        }
+    )
 
 
 MILESTONES_BY_ENDPOINT: Mapping[str, Mapping[str, tuple[str, ...]]] = MappingProxyType(
-    {task_id: _milestones_by_endpoint(table) for task_id, table in REWARD_TABLE.items()})
+    {task_id: _milestones_by_endpoint(table) for task_id, table in REWARD_TABLE.items()}
+)
 """Task -> endpoint -> the milestone rows to check after a successful call to it."""
 OUTCOMES_BY_TASK: Mapping[str, tuple[str, ...]] = MappingProxyType(
-    {task_id: tuple(name for name in table if name in OUTCOMES) for task_id, table in REWARD_TABLE.items()})
+    {
+        task_id: tuple(name for name in table if name in OUTCOMES)
+        for task_id, table in REWARD_TABLE.items()
+    }
+)
 
 
 def is_on_target(spec: TaskSpec, call: ApiCall, body: Body) -> bool:
@@ -129,8 +144,9 @@ def is_on_target(spec: TaskSpec, call: ApiCall, body: Body) -> bool:
     if endpoint in (USERS_LOOKUP, ORDERS_BY_USER):
         return body.get("user_id") == spec.customer_id
     if endpoint == USERS_UPDATE:
-        return (body["user"]["user_id"] == spec.customer_id
-                and all(name in spec.note_fields for name in body["updated_fields"]))
+        return body["user"]["user_id"] == spec.customer_id and all(
+            name in spec.note_fields for name in body["updated_fields"]
+        )
     if endpoint in (ORDERS_LOOKUP, ORDERS_PROCESS_REFUND):
         return body.get("order_id") == spec.order_id
     if endpoint == ORDERS_UPDATE_STATUS:
@@ -139,8 +155,9 @@ def is_on_target(spec: TaskSpec, call: ApiCall, body: Body) -> bool:
     return sku is not None and normalize_id(sku) in spec.order_skus
 
 
-def _order_state(spec: TaskSpec, progress: Progress, call: ApiCall, status: int,
-                 body: Body) -> tuple[int, Optional[str]]:
+def _order_state(
+    spec: TaskSpec, progress: Progress, call: ApiCall, status: int, body: Body
+) -> tuple[int, str | None]:
     """The task order's (refunded in this episode, status set) after this call."""
     refunded, order_status = progress.refunded_cents, progress.order_status
     if status == 200 and body.get("order_id") == spec.order_id:
@@ -151,8 +168,9 @@ def _order_state(spec: TaskSpec, progress: Progress, call: ApiCall, status: int,
     return refunded, order_status
 
 
-def _penalties(spec: TaskSpec, table: Mapping[str, float], progress: Progress,
-               call: ApiCall, refunded: int) -> list[str]:
+def _penalties(
+    spec: TaskSpec, table: Mapping[str, float], progress: Progress, call: ApiCall, refunded: int
+) -> list[str]:
     """Penalty rows of an on-target refund (`refunded`: the total after it)."""
     if call.endpoint != ORDERS_PROCESS_REFUND:
         return []
@@ -160,19 +178,30 @@ def _penalties(spec: TaskSpec, table: Mapping[str, float], progress: Progress,
     already_right = any(name in progress.milestones for name in REFUND_ROWS)
     if already_right or not refund_total_matches(spec, refunded):
         found.append("wrong_refund_amount")
-    if "refund_before_eligibility" in table and "return_eligibility_confirmed" not in progress.milestones:
+    if (
+        "refund_before_eligibility" in table
+        and "return_eligibility_confirmed" not in progress.milestones
+    ):
         found.append("refund_before_eligibility")
     return found
 
 
 def _bonuses(spec: TaskSpec, step: int, wrong_refund_issued: bool) -> list[str]:
-    return [rule.signal for rule in BONUS_RULES[spec.card.id]
-            if rule.min_steps <= step <= (rule.max_steps or step)
-            and not (rule.needs_no_wrong_refund and wrong_refund_issued)]
+    return [
+        rule.signal
+        for rule in BONUS_RULES[spec.card.id]
+        if rule.min_steps <= step <= (rule.max_steps or step)
+        and not (rule.needs_no_wrong_refund and wrong_refund_issued)
+    ]
 
 
-def _follow_outcomes(spec: TaskSpec, milestones: tuple[str, ...], refunded: int,
-                     order_status: Optional[str], signals: list[str]) -> tuple[str, ...]:
+def _follow_outcomes(
+    spec: TaskSpec,
+    milestones: tuple[str, ...],
+    refunded: int,
+    order_status: str | None,
+    signals: list[str],
+) -> tuple[str, ...]:
     """Pay the outcome rows the world now holds, take back those it no longer holds."""
     for name in OUTCOMES_BY_TASK[spec.card.id]:
         held = name in milestones
@@ -186,7 +215,9 @@ def _follow_outcomes(spec: TaskSpec, milestones: tuple[str, ...], refunded: int,
     return milestones
 
 
-def score_call(spec: TaskSpec, progress: Progress, call: ApiCall, status: int, body: Body) -> StepOutcome:
+def score_call(
+    spec: TaskSpec, progress: Progress, call: ApiCall, status: int, body: Body
+) -> StepOutcome:
     """Judge one call; return the new progress, the reward and the rows it triggered."""
     task_id = spec.card.id
     table = REWARD_TABLE[task_id]
@@ -213,8 +244,11 @@ def score_call(spec: TaskSpec, progress: Progress, call: ApiCall, status: int, b
     if refunded != progress.refunded_cents or order_status != progress.order_status:
         milestones = _follow_outcomes(spec, milestones, refunded, order_status, signals)
     if judged:
-        if not signals and "base_progress" in table and (
-                base_paid + table["base_progress"] <= BASE_ALLOWANCE[task_id] + 1e-9):
+        if (
+            not signals
+            and "base_progress" in table
+            and (base_paid + table["base_progress"] <= BASE_ALLOWANCE[task_id] + 1e-9)
+        ):
             signals.append("base_progress")
             base_paid = round(base_paid + table["base_progress"], SCORE_DIGITS)
         if "first_correct_call" in table and not first_correct_paid:
@@ -223,15 +257,26 @@ def score_call(spec: TaskSpec, progress: Progress, call: ApiCall, status: int, b
     wrong_refund_issued = progress.wrong_refund_issued or "wrong_refund_amount" in signals
     step = progress.step + 1
     completed = progress.completed or (  # only a newly held row can complete the task
-        milestones is not progress.milestones and all(name in milestones for name in spec.completion))
+        milestones is not progress.milestones
+        and all(name in milestones for name in spec.completion)
+    )
     if completed and not progress.completed:
         signals += _bonuses(spec, step, wrong_refund_issued)
-    balance = round(min(1.0, progress.balance + sum([table[name] for name in signals])), SCORE_DIGITS)
+    balance = round(
+        min(1.0, progress.balance + sum([table[name] for name in signals])), SCORE_DIGITS
+    )
     score = balance if balance > 0.0 else 0.0
-    new_progress = Progress(step=step, score=score, balance=balance, milestones=milestones,
-                            seen_calls=progress.seen_calls | {key},
-                            first_correct_paid=first_correct_paid, base_paid=base_paid,
-                            wrong_refund_issued=wrong_refund_issued, completed=completed,
-                            refunded_cents=refunded, order_status=order_status)
+    new_progress = Progress(
+        step=step,
+        score=score,
+        balance=balance,
+        milestones=milestones,
+        seen_calls=progress.seen_calls | {key},
+        first_correct_paid=first_correct_paid,
+        base_paid=base_paid,
+        wrong_refund_issued=wrong_refund_issued,
+        completed=completed,
+        refunded_cents=refunded,
+        order_status=order_status,
+    )
     return StepOutcome(new_progress, round(score - progress.score, SCORE_DIGITS), tuple(signals))
-

@@ -40,13 +40,25 @@ agent can recover from a wrong turn, while a looping agent still ends quickly.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Mapping, Optional
 
 from ...mock_services import BASE, coupon_discount, dollars, order_lines, to_cents
+from ...mock_services.paths import (
+    INVENTORY,
+    INVENTORY_LOOKUP,
+    INVENTORY_PRICE_HISTORY,
+    ORDER,
+    ORDERS_BY_USER,
+    ORDERS_LOOKUP,
+    ORDERS_PROCESS_REFUND,
+    ORDERS_UPDATE_STATUS,
+    USER,
+    USERS_LOOKUP,
+    USERS_UPDATE,
+)
 from ...models import TaskCard
-from ...mock_services.paths import INVENTORY, INVENTORY_LOOKUP, INVENTORY_PRICE_HISTORY, ORDER, ORDERS_BY_USER, ORDERS_LOOKUP, ORDERS_PROCESS_REFUND, ORDERS_UPDATE_STATUS, USER, USERS_LOOKUP, USERS_UPDATE
 
 ENV_NAME = "servicebench"
 
@@ -62,9 +74,9 @@ class TaskSpec:
     completion: tuple[str, ...]
     order_skus: tuple[str, ...] = ()
     """SKUs in the task's order: inventory calls about them bear on the task."""
-    item_sku: Optional[str] = None
-    target_status: Optional[str] = None
-    refund_amount: Optional[float] = None
+    item_sku: str | None = None
+    target_status: str | None = None
+    refund_amount: float | None = None
     order_evidence: tuple[str, ...] = ("items", "coupon_applied")
     """Order fields (non-empty) whose lookup earns task 3's order_data_retrieved."""
     price_evidence: tuple[str, ...] = (INVENTORY_LOOKUP,)
@@ -74,22 +86,24 @@ class TaskSpec:
     document the case). Any other user field, or another user, is collateral damage."""
 
 
-PROMPT_TEMPLATES: Mapping[str, str] = MappingProxyType({
-    "order_status_lookup": "Find the current delivery status of order {order_id} for customer "
-                           "{email}. Report the order status.",
-    "return_and_refund": "Customer {email} reports that item {sku} from order {order_id} "
-                         "arrived damaged. Verify the order is eligible for return, check the "
-                         "item was in the order, process the refund for the damaged item, and "
-                         "update the order status to 'returned'.",
-    "return_and_refund_units": "Customer {email} reports that {damaged} of the {quantity} units of "
-                               "item {sku} from order {order_id} arrived damaged. Verify the order is "
-                               "eligible for return, check the item was in the order, process the refund "
-                               "for the damaged {unit_word}, and update the order status to 'returned'.",
-    "billing_discrepancy": "Customer {user_id} reports being charged ${charged} for order "
-                           "{order_id}, but believes the total should be lower. Investigate the "
-                           "discrepancy across all services, identify the root cause, apply the "
-                           "correct adjustment, and document what happened.",
-})
+PROMPT_TEMPLATES: Mapping[str, str] = MappingProxyType(
+    {
+        "order_status_lookup": "Find the current delivery status of order {order_id} for customer "
+        "{email}. Report the order status.",
+        "return_and_refund": "Customer {email} reports that item {sku} from order {order_id} "
+        "arrived damaged. Verify the order is eligible for return, check the "
+        "item was in the order, process the refund for the damaged item, and "
+        "update the order status to 'returned'.",
+        "return_and_refund_units": "Customer {email} reports that {damaged} of the {quantity} units of "
+        "item {sku} from order {order_id} arrived damaged. Verify the order is "
+        "eligible for return, check the item was in the order, process the refund "
+        "for the damaged {unit_word}, and update the order status to 'returned'.",
+        "billing_discrepancy": "Customer {user_id} reports being charged ${charged} for order "
+        "{order_id}, but believes the total should be lower. Investigate the "
+        "discrepancy across all services, identify the root cause, apply the "
+        "correct adjustment, and document what happened.",
+    }
+)
 
 
 def render_prompt(task_id: str, **values: str) -> str:
@@ -105,7 +119,9 @@ def money_text(amount: float) -> str:
 
 def line_item_price(order_id: str, sku: str) -> float:
     """What one unit of `sku` was charged on the order (the refund for one damaged unit)."""
-    return next(item["unit_price"] for item in BASE["orders"][order_id]["items"] if item["sku"] == sku)
+    return next(
+        item["unit_price"] for item in BASE["orders"][order_id]["items"] if item["sku"] == sku
+    )
 
 
 def overbilled_amount(order_id: str) -> float:
@@ -118,9 +134,18 @@ def overbilled_amount(order_id: str) -> float:
     return dollars(to_cents(order["total_charged"]) - (line_total - discount))
 
 
-def _card(task_id: str, alias: int, title: str, difficulty: str, prompt: str, max_steps: int) -> TaskCard:
-    return TaskCard(id=task_id, env=ENV_NAME, title=title, difficulty=difficulty,
-                    description=prompt, max_steps=max_steps, alias=alias)
+def _card(
+    task_id: str, alias: int, title: str, difficulty: str, prompt: str, max_steps: int
+) -> TaskCard:
+    return TaskCard(
+        id=task_id,
+        env=ENV_NAME,
+        title=title,
+        difficulty=difficulty,
+        description=prompt,
+        max_steps=max_steps,
+        alias=alias,
+    )
 
 
 def _skus(order_id: str) -> tuple[str, ...]:
@@ -135,38 +160,70 @@ READ_ENDPOINTS = ((USER, USERS_LOOKUP), (ORDER, ORDERS_LOOKUP), (ORDER, ORDERS_B
 INVENTORY_READS = ((INVENTORY, INVENTORY_LOOKUP), (INVENTORY, INVENTORY_PRICE_HISTORY))
 
 ORDER_STATUS_LOOKUP = TaskSpec(
-    card=_card("order_status_lookup", 1, "Order Status Lookup", "easy",
-               render_prompt("order_status_lookup", order_id="ORD-1005", email=_email("USR-001")), 8),
-    customer_id="USR-001", order_id="ORD-1005", order_skus=_skus("ORD-1005"),
+    card=_card(
+        "order_status_lookup",
+        1,
+        "Order Status Lookup",
+        "easy",
+        render_prompt("order_status_lookup", order_id="ORD-1005", email=_email("USR-001")),
+        8,
+    ),
+    customer_id="USR-001",
+    order_id="ORD-1005",
+    order_skus=_skus("ORD-1005"),
     relevant_endpoints=READ_ENDPOINTS,
     completion=("order_status_retrieved",),
 )
 
 RETURN_AND_REFUND = TaskSpec(
-    card=_card("return_and_refund", 2, "Process Return and Refund", "medium",
-               render_prompt("return_and_refund", email=_email("USR-001"), sku="SKU-445",
-                             order_id="ORD-1005"), 12),
-    customer_id="USR-001", order_id="ORD-1005", order_skus=_skus("ORD-1005"),
-    relevant_endpoints=READ_ENDPOINTS + INVENTORY_READS + (
-        (ORDER, ORDERS_PROCESS_REFUND), (ORDER, ORDERS_UPDATE_STATUS)),
+    card=_card(
+        "return_and_refund",
+        2,
+        "Process Return and Refund",
+        "medium",
+        render_prompt(
+            "return_and_refund", email=_email("USR-001"), sku="SKU-445", order_id="ORD-1005"
+        ),
+        12,
+    ),
+    customer_id="USR-001",
+    order_id="ORD-1005",
+    order_skus=_skus("ORD-1005"),
+    relevant_endpoints=READ_ENDPOINTS
+    + INVENTORY_READS
+    + ((ORDER, ORDERS_PROCESS_REFUND), (ORDER, ORDERS_UPDATE_STATUS)),
     completion=("correct_refund_issued", "status_updated_to_returned"),
-    item_sku="SKU-445", target_status="returned",
+    item_sku="SKU-445",
+    target_status="returned",
     refund_amount=line_item_price("ORD-1005", "SKU-445"),
 )
 
 BILLING_DISCREPANCY = TaskSpec(
-    card=_card("billing_discrepancy", 3, "Billing Discrepancy Investigation", "hard",
-               render_prompt("billing_discrepancy", user_id="USR-003", order_id="ORD-1009",
-                             charged=money_text(BASE["orders"]["ORD-1009"]["total_charged"])), 15),
-    customer_id="USR-003", order_id="ORD-1009", order_skus=_skus("ORD-1009"),
-    relevant_endpoints=READ_ENDPOINTS + INVENTORY_READS + (
-        (ORDER, ORDERS_PROCESS_REFUND), (USER, USERS_UPDATE)),
+    card=_card(
+        "billing_discrepancy",
+        3,
+        "Billing Discrepancy Investigation",
+        "hard",
+        render_prompt(
+            "billing_discrepancy",
+            user_id="USR-003",
+            order_id="ORD-1009",
+            charged=money_text(BASE["orders"]["ORD-1009"]["total_charged"]),
+        ),
+        15,
+    ),
+    customer_id="USR-003",
+    order_id="ORD-1009",
+    order_skus=_skus("ORD-1009"),
+    relevant_endpoints=READ_ENDPOINTS
+    + INVENTORY_READS
+    + ((ORDER, ORDERS_PROCESS_REFUND), (USER, USERS_UPDATE)),
     completion=("correct_adjustment_issued",),
     refund_amount=overbilled_amount("ORD-1009"),
     note_fields=("notes",),
 )
 
-TASK_SPECS: Mapping[str, TaskSpec] = MappingProxyType({
-    spec.card.id: spec for spec in (ORDER_STATUS_LOOKUP, RETURN_AND_REFUND, BILLING_DISCREPANCY)
-})
+TASK_SPECS: Mapping[str, TaskSpec] = MappingProxyType(
+    {spec.card.id: spec for spec in (ORDER_STATUS_LOOKUP, RETURN_AND_REFUND, BILLING_DISCREPANCY)}
+)
 TASK_CARDS: tuple[TaskCard, ...] = tuple(spec.card for spec in TASK_SPECS.values())

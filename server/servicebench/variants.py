@@ -26,28 +26,45 @@ Validity is not assumed here: server/servicebench/proof.py proves every variant.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from types import MappingProxyType
-from typing import Any, Callable, Mapping, Optional
+from typing import Any
 
 from ...mock_services import CANONICAL_WORLD, World, dollars
+from ...mock_services.paths import INVENTORY_PRICE_HISTORY
 from ..variants import Draw
 from .refund_readings import Readings, readings_for
 from .tasks import TASK_SPECS, TaskSpec, money_text, render_prompt
 from .world import (
-    FIRST_ORDER, HISTORY_END, HISTORY_START, TODAY, WORDS, WorldDraft, coupon_cents, price_on,
+    FIRST_ORDER,
+    HISTORY_END,
+    HISTORY_START,
+    TODAY,
+    WORDS,
+    WorldDraft,
+    coupon_cents,
+    price_on,
     random_day,
 )
-from ...mock_services.paths import INVENTORY_PRICE_HISTORY
 
-BILLING_FAMILIES = ("coupon_added_percent_of_list", "coupon_added_flat",
-                    "coupon_added_percent_of_sale", "stale_price")
-COUPON_KIND = MappingProxyType({"coupon_added_percent_of_list": "percent_off_list_price",
-                                "coupon_added_percent_of_sale": "percent_off_sale_price",
-                                "coupon_added_flat": "fixed_amount_off"})
-STALE_EVIDENCE = MappingProxyType({"order_evidence": ("items",),
-                                   "price_evidence": (INVENTORY_PRICE_HISTORY,)})
+BILLING_FAMILIES = (
+    "coupon_added_percent_of_list",
+    "coupon_added_flat",
+    "coupon_added_percent_of_sale",
+    "stale_price",
+)
+COUPON_KIND = MappingProxyType(
+    {
+        "coupon_added_percent_of_list": "percent_off_list_price",
+        "coupon_added_percent_of_sale": "percent_off_sale_price",
+        "coupon_added_flat": "fixed_amount_off",
+    }
+)
+STALE_EVIDENCE = MappingProxyType(
+    {"order_evidence": ("items",), "price_evidence": (INVENTORY_PRICE_HISTORY,)}
+)
 
 
 @dataclass(frozen=True)
@@ -59,7 +76,7 @@ class Variant(Draw):
     spec: TaskSpec
     mentions: tuple[str, ...]
     """Identifiers the prompt must carry (ids, email, SKU, the charged amount)."""
-    readings: Optional[Readings] = None
+    readings: Readings | None = None
     """The right refund reading and the wrong ones (tasks with a refund)."""
     hidden_cents: tuple[int, ...] = ()
     """Derived amounts that no prompt or response may state (task 3)."""
@@ -76,9 +93,9 @@ class Plan:
     family: str
     customer: dict[str, Any]
     order: dict[str, Any]
-    refund_cents: Optional[int] = None
-    item_sku: Optional[str] = None
-    damaged_units: Optional[int] = None
+    refund_cents: int | None = None
+    item_sku: str | None = None
+    damaged_units: int | None = None
     """Units of `item_sku` the prompt says arrived damaged (None: the order holds one)."""
     hidden_cents: tuple[int, ...] = ()
     evidence: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
@@ -92,8 +109,9 @@ def _cast(draft: WorldDraft) -> tuple[dict[str, Any], dict[str, Any], list[dict[
     return customer, household, [draft.add_user() for _ in range(draft.rng.randint(5, 7))]
 
 
-def _surround(draft: WorldDraft, users: list[dict[str, Any]],
-              coupon: Optional[dict[str, Any]] = None) -> None:
+def _surround(
+    draft: WorldDraft, users: list[dict[str, Any]], coupon: dict[str, Any] | None = None
+) -> None:
     """One or two correctly billed orders for each of `users`."""
     for user in users:
         draft.add_filler_orders(user, draft.rng.choice((1, 1, 2)), coupon)
@@ -105,7 +123,9 @@ def _side_coupon(draft: WorldDraft, products: list[dict[str, Any]]) -> dict[str,
     kind = rng.choice(("percent_off_list_price", "fixed_amount_off", "percent_off_sale_price"))
     eligible = rng.sample(products, 2)
     if kind == "fixed_amount_off":
-        return draft.add_coupon(kind, eligible, amount=round(rng.choice(WORDS["coupon_flat_amounts"]) * 100))
+        return draft.add_coupon(
+            kind, eligible, amount=round(rng.choice(WORDS["coupon_flat_amounts"]) * 100)
+        )
     return draft.add_coupon(kind, eligible, percent=rng.choice(WORDS["coupon_percents"]))
 
 
@@ -115,12 +135,16 @@ def _order_status(draft: WorldDraft) -> Plan:
     products = [draft.add_product() for _ in range(rng.randint(8, 10))]
     side_coupon = _side_coupon(draft, products[2:])
     status = rng.choice(("delivered", "shipped", "processing", "pending"))
-    placed = TODAY - timedelta(days=rng.randint(12, 60) if status == "delivered" else rng.randint(1, 8))
-    order = draft.add_order(customer, draft.fair_lines(rng.sample(products, rng.choice((1, 2))), placed),
-                            placed, status)
+    placed = TODAY - timedelta(
+        days=rng.randint(12, 60) if status == "delivered" else rng.randint(1, 8)
+    )
+    order = draft.add_order(
+        customer, draft.fair_lines(rng.sample(products, rng.choice((1, 2))), placed), placed, status
+    )
     earlier = random_day(rng, FIRST_ORDER, placed - timedelta(days=1))
-    second = rng.choice([name for name in ("delivered", "returned", "cancelled", "shipped")
-                         if name != status])
+    second = rng.choice(
+        [name for name in ("delivered", "returned", "cancelled", "shipped") if name != status]
+    )
     draft.add_order(customer, draft.fair_lines(rng.sample(products, 1), earlier), earlier, second)
     _surround(draft, [household] + others, side_coupon)
     return Plan("order_status", customer, order)
@@ -135,12 +159,18 @@ def _damaged_item(draft: WorldDraft) -> Plan:
     earlier = random_day(rng, FIRST_ORDER, placed - timedelta(days=45))
     first = draft.draw_price(25, 160)
     then = first + rng.choice((-1, 1)) * rng.randint(3, 12) * 100
-    changes = [(random_day(rng, HISTORY_START, HISTORY_END), first),
-               (random_day(rng, earlier + timedelta(days=1), placed - timedelta(days=1)), then)]
+    changes = [
+        (random_day(rng, HISTORY_START, HISTORY_END), first),
+        (random_day(rng, earlier + timedelta(days=1), placed - timedelta(days=1)), then),
+    ]
     on_sale = rng.random() < 0.3
     if not on_sale or rng.random() < 0.5:
-        changes.append((random_day(rng, placed + timedelta(days=1), TODAY - timedelta(days=1)),
-                        then + rng.choice((-1, 1)) * rng.randint(2, 10) * 100))
+        changes.append(
+            (
+                random_day(rng, placed + timedelta(days=1), TODAY - timedelta(days=1)),
+                then + rng.choice((-1, 1)) * rng.randint(2, 10) * 100,
+            )
+        )
     draft.set_history(item, changes)
     unit = price_on(item, placed) * (rng.randint(80, 92) if on_sale else 100) // 100
     quantity = rng.choice((1, 1, 2, 3))
@@ -150,13 +180,20 @@ def _damaged_item(draft: WorldDraft) -> Plan:
         lines.append((other, 1, price_on(other, placed)))
     rng.shuffle(lines)
     order = draft.add_order(customer, lines, placed, "delivered", return_eligible=True)
-    draft.add_order(customer, [(item, 1, price_on(item, earlier))], earlier, "delivered",
-                    return_eligible=False)  # the same item, bought before, no longer returnable
+    draft.add_order(
+        customer, [(item, 1, price_on(item, earlier))], earlier, "delivered", return_eligible=False
+    )  # the same item, bought before, no longer returnable
     near = random_day(rng, placed - timedelta(days=20), TODAY - timedelta(days=2))
     draft.add_order(household, [(item, 2, price_on(item, near))], near, "delivered")
     _surround(draft, others + [customer] * rng.choice((0, 1)), _side_coupon(draft, rest))
-    return Plan("damaged_item", customer, order, refund_cents=damaged * unit, item_sku=item["sku"],
-                damaged_units=damaged if quantity > 1 else None)
+    return Plan(
+        "damaged_item",
+        customer,
+        order,
+        refund_cents=damaged * unit,
+        item_sku=item["sku"],
+        damaged_units=damaged if quantity > 1 else None,
+    )
 
 
 def _exact_percent(price: int, quantity: int, percent: int, step: int) -> int:
@@ -182,15 +219,24 @@ def _coupon_added(draft: WorldDraft, family: str) -> Plan:
         list_price = _exact_percent(list_price, quantity, percent, 1)
     changes = [(random_day(rng, HISTORY_START, HISTORY_END), list_price)]
     if rng.random() < 0.5:  # an older price, superseded well before the order
-        changes.insert(0, (HISTORY_START - timedelta(days=rng.randint(20, 200)),
-                           list_price + rng.randint(3, 20) * 100))
+        changes.insert(
+            0,
+            (
+                HISTORY_START - timedelta(days=rng.randint(20, 200)),
+                list_price + rng.randint(3, 20) * 100,
+            ),
+        )
     draft.set_history(item, changes)
     sale = list_price * rng.randint(68, 92) // 100
     if kind == "percent_off_sale_price":
         sale = _exact_percent(sale, quantity, percent, -1)
     flat = kind == "fixed_amount_off"
-    coupon = draft.add_coupon(kind, [item, sibling], percent=None if flat else percent,
-                              amount=round(rng.choice(WORDS["coupon_flat_amounts"]) * 100) if flat else None)
+    coupon = draft.add_coupon(
+        kind,
+        [item, sibling],
+        percent=None if flat else percent,
+        amount=round(rng.choice(WORDS["coupon_flat_amounts"]) * 100) if flat else None,
+    )
     lines = [(item, quantity, sale), (other, 1, price_on(other, placed))]
     rng.shuffle(lines)
     discount = coupon_cents(coupon, lines)
@@ -210,11 +256,17 @@ def _stale_price(draft: WorldDraft) -> Plan:
     placed = random_day(rng, FIRST_ORDER + timedelta(days=40), TODAY - timedelta(days=3))
     old = draft.draw_price(30, 200)
     new = old * rng.randint(72, 92) // 100
-    changes = [(random_day(rng, HISTORY_START, HISTORY_END), old),
-               (random_day(rng, FIRST_ORDER, placed - timedelta(days=3)), new)]
+    changes = [
+        (random_day(rng, HISTORY_START, HISTORY_END), old),
+        (random_day(rng, FIRST_ORDER, placed - timedelta(days=3)), new),
+    ]
     if rng.random() < 0.6 and (TODAY - placed).days > 2:
-        changes.append((random_day(rng, placed + timedelta(days=1), TODAY - timedelta(days=1)),
-                        new + rng.choice((-1, 1)) * rng.randint(2, 9) * 100))
+        changes.append(
+            (
+                random_day(rng, placed + timedelta(days=1), TODAY - timedelta(days=1)),
+                new + rng.choice((-1, 1)) * rng.randint(2, 9) * 100,
+            )
+        )
     draft.set_history(item, changes)
     quantity = rng.choice((1, 1, 2, 3))
     order = draft.add_order(customer, [(item, quantity, old)], placed, "delivered")
@@ -222,33 +274,54 @@ def _stale_price(draft: WorldDraft) -> Plan:
     draft.add_order(rng.choice(others), [(item, 1, price_on(item, later))], later, "delivered")
     draft.add_filler_orders(customer, 1)
     _surround(draft, [household] + others)
-    return Plan("stale_price", customer, order, refund_cents=quantity * (old - new),
-                hidden_cents=(quantity * (old - new),), evidence=STALE_EVIDENCE)
+    return Plan(
+        "stale_price",
+        customer,
+        order,
+        refund_cents=quantity * (old - new),
+        hidden_cents=(quantity * (old - new),),
+        evidence=STALE_EVIDENCE,
+    )
 
 
-BUILDERS: Mapping[str, Callable[[WorldDraft], Plan]] = MappingProxyType({
-    "order_status_lookup": _order_status,
-    "return_and_refund": _damaged_item,
-    "billing_discrepancy": lambda draft: (
-        _stale_price(draft) if (family := draft.rng.choice(BILLING_FAMILIES)) == "stale_price"
-        else _coupon_added(draft, family)),
-})
+BUILDERS: Mapping[str, Callable[[WorldDraft], Plan]] = MappingProxyType(
+    {
+        "order_status_lookup": _order_status,
+        "return_and_refund": _damaged_item,
+        "billing_discrepancy": lambda draft: (
+            _stale_price(draft)
+            if (family := draft.rng.choice(BILLING_FAMILIES)) == "stale_price"
+            else _coupon_added(draft, family)
+        ),
+    }
+)
 
 
 def _prompt(task_id: str, plan: Plan) -> tuple[str, tuple[str, ...]]:
     """The rendered prompt and the identifiers it must mention."""
     order, customer = plan.order, plan.customer
-    values = {"order_status_lookup": {"order_id": order["order_id"], "email": customer["email"]},
-              "return_and_refund": {"email": customer["email"], "sku": plan.item_sku or "",
-                                    "order_id": order["order_id"]},
-              "billing_discrepancy": {"user_id": customer["user_id"], "order_id": order["order_id"],
-                                      "charged": money_text(order["total_charged"])}}[task_id]
+    values = {
+        "order_status_lookup": {"order_id": order["order_id"], "email": customer["email"]},
+        "return_and_refund": {
+            "email": customer["email"],
+            "sku": plan.item_sku or "",
+            "order_id": order["order_id"],
+        },
+        "billing_discrepancy": {
+            "user_id": customer["user_id"],
+            "order_id": order["order_id"],
+            "charged": money_text(order["total_charged"]),
+        },
+    }[task_id]
     template = task_id
     if plan.damaged_units is not None:  # several units of the item: say how many arrived damaged
         template = "return_and_refund_units"
         quantity = next(item["quantity"] for item in order["items"] if item["sku"] == plan.item_sku)
-        values.update(damaged=str(plan.damaged_units), quantity=str(quantity),
-                      unit_word="unit" if plan.damaged_units == 1 else "units")
+        values.update(
+            damaged=str(plan.damaged_units),
+            quantity=str(quantity),
+            unit_word="unit" if plan.damaged_units == 1 else "units",
+        )
     return render_prompt(template, **values), tuple(values.values())
 
 
@@ -261,26 +334,41 @@ def build_variant(task_id: str, seed: int, attempt: int = 0) -> Variant:
     prompt, mentions = _prompt(task_id, plan)
     order = plan.order
     spec = replace(
-        canonical, card=canonical.card.model_copy(update={"description": prompt}),
-        customer_id=plan.customer["user_id"], order_id=order["order_id"],
+        canonical,
+        card=canonical.card.model_copy(update={"description": prompt}),
+        customer_id=plan.customer["user_id"],
+        order_id=order["order_id"],
         order_skus=tuple(dict.fromkeys(item["sku"] for item in order["items"])),
         item_sku=plan.item_sku if canonical.item_sku else None,
         refund_amount=dollars(plan.refund_cents) if plan.refund_cents is not None else None,
-        **plan.evidence)
-    readings = (readings_for(world, plan.family, order["order_id"], plan.item_sku, plan.damaged_units or 1)
-                if plan.refund_cents is not None else None)
-    return Variant(task_id, seed, attempt, plan.family, world, spec, mentions, readings, plan.hidden_cents)
+        **plan.evidence,
+    )
+    readings = (
+        readings_for(world, plan.family, order["order_id"], plan.item_sku, plan.damaged_units or 1)
+        if plan.refund_cents is not None
+        else None
+    )
+    return Variant(
+        task_id, seed, attempt, plan.family, world, spec, mentions, readings, plan.hidden_cents
+    )
 
 
-CANONICAL_FAMILIES: Mapping[str, str] = MappingProxyType({
-    "order_status_lookup": "order_status", "return_and_refund": "damaged_item",
-    "billing_discrepancy": "coupon_added_percent_of_list"})
+CANONICAL_FAMILIES: Mapping[str, str] = MappingProxyType(
+    {
+        "order_status_lookup": "order_status",
+        "return_and_refund": "damaged_item",
+        "billing_discrepancy": "coupon_added_percent_of_list",
+    }
+)
 
 
 def canonical_variant(task_id: str) -> Variant:
     """The seed's own task as a variant: the canonical world and spec, unchanged."""
     spec = TASK_SPECS[task_id]
     family = CANONICAL_FAMILIES[task_id]
-    readings = (readings_for(CANONICAL_WORLD, family, spec.order_id, spec.item_sku)
-                if spec.refund_amount is not None else None)
+    readings = (
+        readings_for(CANONICAL_WORLD, family, spec.order_id, spec.item_sku)
+        if spec.refund_amount is not None
+        else None
+    )
     return Variant(task_id, 0, 0, family, CANONICAL_WORLD, spec, (), readings)

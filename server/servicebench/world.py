@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Callable, Mapping, Sequence
 from datetime import date, timedelta
-from pathlib import Path
-from typing import Any, Callable, Mapping, Optional, Sequence
+from typing import Any
 
 from ... import DATA_DIR
 from ...mock_services import SETTINGS, BilledLine, World, coupon_discount, dollars, to_cents
@@ -35,8 +35,14 @@ RETURN_WINDOW = timedelta(days=CALENDAR["return_window_days"])
 Line = tuple[dict[str, Any], int, int]
 """(product, quantity, unit price in cents) of one order line."""
 
-FILLER_STATUSES = ("delivered",) * 5 + ("shipped", "shipped", "processing", "pending",
-                                         "returned", "cancelled")
+FILLER_STATUSES = ("delivered",) * 5 + (
+    "shipped",
+    "shipped",
+    "processing",
+    "pending",
+    "returned",
+    "cancelled",
+)
 
 
 def price_on(product: Mapping[str, Any], day: date) -> int:
@@ -50,8 +56,13 @@ def price_on(product: Mapping[str, Any], day: date) -> int:
 
 def coupon_cents(coupon: Mapping[str, Any], lines: Sequence[Line]) -> int:
     """What the coupon takes off these draft lines (mock_services/billing.py's rule)."""
-    return coupon_discount(coupon, [BilledLine(product["sku"], quantity, unit, to_cents(product["price"]))
-                                    for product, quantity, unit in lines])
+    return coupon_discount(
+        coupon,
+        [
+            BilledLine(product["sku"], quantity, unit, to_cents(product["price"]))
+            for product, quantity, unit in lines
+        ],
+    )
 
 
 def random_day(rng: random.Random, first: date, last: date) -> date:
@@ -72,7 +83,7 @@ class WorldDraft:
         self._first_names = rng.sample(WORDS["first_names"], len(WORDS["first_names"]))
         self._last_names = rng.sample(WORDS["last_names"], len(WORDS["last_names"]))
 
-    def _unique(self, make: Callable[[], str], fallback: Optional[Callable[[], str]] = None) -> str:
+    def _unique(self, make: Callable[[], str], fallback: Callable[[], str] | None = None) -> str:
         """A fresh id from `make` (then from `fallback` if `make` keeps colliding)."""
         for attempt in range(1000):
             value = make() if attempt < 20 or fallback is None else fallback()
@@ -85,16 +96,20 @@ class WorldDraft:
 
     def draw_price(self, low: float, high: float) -> int:
         """A shop-like price in [low, high] dollars: 49.99, 54.95, 62.00, 38.50."""
-        return self.rng.randint(int(low), int(high) - 1) * 100 + self.rng.choice((99, 95, 0, 50, 49))
+        return self.rng.randint(int(low), int(high) - 1) * 100 + self.rng.choice(
+            (99, 95, 0, 50, 49)
+        )
 
     def set_history(self, product: dict[str, Any], changes: Sequence[tuple[date, int]]) -> None:
         """Replace the price history (oldest first); the last change is the current price."""
-        product["price_history"] = [{"effective_date": day.isoformat(), "price": dollars(price)}
-                                    for day, price in changes]
+        product["price_history"] = [
+            {"effective_date": day.isoformat(), "price": dollars(price)} for day, price in changes
+        ]
         product["price"] = dollars(changes[-1][1])
 
-    def add_product(self, name: Optional[str] = None, category: Optional[str] = None,
-                    near_sku: Optional[str] = None) -> dict[str, Any]:
+    def add_product(
+        self, name: str | None = None, category: str | None = None, near_sku: str | None = None
+    ) -> dict[str, Any]:
         """A catalogue product with a plausible history; `near_sku` draws a look-alike SKU."""
         entry = WORDS["products"][self._catalogue.pop()] if name is None else None
         any_sku = lambda: f"SKU-{self.rng.randint(100, 999)}"  # noqa: E731
@@ -105,14 +120,26 @@ class WorldDraft:
             near = lambda: number + self.rng.choice((-9, -1, 1, 9, 10))  # noqa: E731
             sku = self._unique(lambda: f"SKU-{min(999, max(100, near()))}", fallback=any_sku)
         low, high = entry["price"] if entry else (20, 120)
-        product = {"sku": sku, "name": name or entry["name"], "category": category or entry["category"],
-                   "price": 0.0, "stock": self.rng.choice((0, 3, 8, 15, 22, 37, 51, 64, 85, 140)),
-                   "price_history": [], "sibling": entry["sibling"] if entry else None}
+        product = {
+            "sku": sku,
+            "name": name or entry["name"],
+            "category": category or entry["category"],
+            "price": 0.0,
+            "stock": self.rng.choice((0, 3, 8, 15, 22, 37, 51, 64, 85, 140)),
+            "price_history": [],
+            "sibling": entry["sibling"] if entry else None,
+        }
         start = self.draw_price(low, high)
         changes = [(random_day(self.rng, HISTORY_START, HISTORY_END), start)]
         if self.rng.random() < 0.5:
-            changes.append((random_day(self.rng, HISTORY_END + timedelta(days=14), TODAY - timedelta(days=5)),
-                            max(500, start + self.rng.choice((-1, 1)) * self.rng.randint(2, 15) * 100)))
+            changes.append(
+                (
+                    random_day(
+                        self.rng, HISTORY_END + timedelta(days=14), TODAY - timedelta(days=5)
+                    ),
+                    max(500, start + self.rng.choice((-1, 1)) * self.rng.randint(2, 15) * 100),
+                )
+            )
         self.set_history(product, changes)
         self.products.append(product)
         return product
@@ -124,8 +151,12 @@ class WorldDraft:
 
     # ------------------------------------------------------------------- users
 
-    def add_user(self, last_name: Optional[str] = None, address: Optional[str] = None,
-                 phone_area: Optional[str] = None) -> dict[str, Any]:
+    def add_user(
+        self,
+        last_name: str | None = None,
+        address: str | None = None,
+        phone_area: str | None = None,
+    ) -> dict[str, Any]:
         """A customer; passing a last name and address makes a household member."""
         rng = self.rng
         first = self._first_names.pop()
@@ -138,8 +169,11 @@ class WorldDraft:
             "email": self._unique(lambda: f"{handle}@{rng.choice(WORDS['email_domains'])}"),
             "phone": f"+1-{phone_area or place['area_code']}-555-01{rng.randint(0, 99):02d}",
             "tier": rng.choice(WORDS["tiers"]),
-            "address": address or (f"{rng.randint(10, 2999)} {rng.choice(WORDS['streets'])}, "
-                                   f"{place['city']}, {place['state']} {place['zip']}"),
+            "address": address
+            or (
+                f"{rng.randint(10, 2999)} {rng.choice(WORDS['streets'])}, "
+                f"{place['city']}, {place['state']} {place['zip']}"
+            ),
             "member_since": random_day(rng, date(2019, 1, 1), date(2023, 12, 31)).isoformat(),
             "account_status": "active",
         }
@@ -148,29 +182,47 @@ class WorldDraft:
 
     def add_household_member(self, user: dict[str, Any]) -> dict[str, Any]:
         """Someone with the same last name at the same address: easy to confuse with `user`."""
-        return self.add_user(last_name=user["name"].split(" ", 1)[1], address=user["address"],
-                             phone_area=user["phone"].split("-")[1])
+        return self.add_user(
+            last_name=user["name"].split(" ", 1)[1],
+            address=user["address"],
+            phone_area=user["phone"].split("-")[1],
+        )
 
     # ------------------------------------------------------------------ coupons
 
-    def add_coupon(self, kind: str, eligible: Sequence[dict[str, Any]], percent: Optional[int] = None,
-                   amount: Optional[int] = None) -> dict[str, Any]:
+    def add_coupon(
+        self,
+        kind: str,
+        eligible: Sequence[dict[str, Any]],
+        percent: int | None = None,
+        amount: int | None = None,
+    ) -> dict[str, Any]:
         """A coupon of `kind` covering the `eligible` products; `amount` is in cents."""
         value = str(percent) if percent is not None else f"{amount // 100}"
         stem = lambda: self.rng.choice(WORDS["coupon_stems"])  # noqa: E731
         code = self._unique(lambda: f"{stem()}{value}", fallback=lambda: f"{stem()}{value}X")
         description = WORDS["coupon_descriptions"][kind].format(
-            percent=percent, amount=f"{dollars(amount or 0):.2f}")
-        coupon = {"code": code, "type": kind, "eligible_skus": [p["sku"] for p in eligible],
-                  "valid_from": "2024-01-01", "valid_until": "2024-12-31", "description": description}
-        coupon.update({"percent": percent} if percent is not None else {"amount": dollars(amount or 0)})
+            percent=percent, amount=f"{dollars(amount or 0):.2f}"
+        )
+        coupon = {
+            "code": code,
+            "type": kind,
+            "eligible_skus": [p["sku"] for p in eligible],
+            "valid_from": "2024-01-01",
+            "valid_until": "2024-12-31",
+            "description": description,
+        }
+        coupon.update(
+            {"percent": percent} if percent is not None else {"amount": dollars(amount or 0)}
+        )
         self.coupons.append(coupon)
         return coupon
 
     # ------------------------------------------------------------------- orders
 
-    def fair_lines(self, products: Sequence[dict[str, Any]], placed: date,
-                   sale_chance: float = 0.2) -> list[Line]:
+    def fair_lines(
+        self, products: Sequence[dict[str, Any]], placed: date, sale_chance: float = 0.2
+    ) -> list[Line]:
         """Lines billed correctly: the price in effect on `placed`, now and then on sale."""
         lines = []
         for product in products:
@@ -180,37 +232,62 @@ class WorldDraft:
             lines.append((product, self.rng.choice((1, 1, 1, 2)), unit))
         return lines
 
-    def add_order(self, user: Mapping[str, Any], lines: Sequence[Line], placed: date, status: str,
-                  coupon: Optional[Mapping[str, Any]] = None, total: Optional[int] = None,
-                  return_eligible: Optional[bool] = None) -> dict[str, Any]:
+    def add_order(
+        self,
+        user: Mapping[str, Any],
+        lines: Sequence[Line],
+        placed: date,
+        status: str,
+        coupon: Mapping[str, Any] | None = None,
+        total: int | None = None,
+        return_eligible: bool | None = None,
+    ) -> dict[str, Any]:
         """An order; `total` defaults to the correct charge (lines less the coupon)."""
         subtotal = sum(qty * unit for _, qty, unit in lines)
-        charged = subtotal - (coupon_cents(coupon, lines) if coupon else 0) if total is None else total
+        charged = (
+            subtotal - (coupon_cents(coupon, lines) if coupon else 0) if total is None else total
+        )
         if return_eligible is None:
             return_eligible = status == "delivered" and TODAY - placed <= RETURN_WINDOW
         refunds = []
         if status in ("returned", "cancelled"):
             reason = self.rng.choice(WORDS["refund_reasons"][status])
             refunds = [{"amount": dollars(charged), "reason": reason}]
-        order = {"order_id": None, "user_id": user["user_id"], "status": status,
-                 "placed_at": placed.isoformat(),
-                 "items": [{"sku": product["sku"], "quantity": qty, "unit_price": dollars(unit)}
-                           for product, qty, unit in lines],
-                 "coupon_code": coupon["code"] if coupon else None, "total_charged": dollars(charged),
-                 "return_eligible": return_eligible, "refunds": refunds}
+        order = {
+            "order_id": None,
+            "user_id": user["user_id"],
+            "status": status,
+            "placed_at": placed.isoformat(),
+            "items": [
+                {"sku": product["sku"], "quantity": qty, "unit_price": dollars(unit)}
+                for product, qty, unit in lines
+            ],
+            "coupon_code": coupon["code"] if coupon else None,
+            "total_charged": dollars(charged),
+            "return_eligible": return_eligible,
+            "refunds": refunds,
+        }
         self.orders.append(order)
         return order
 
-    def add_filler_orders(self, user: Mapping[str, Any], count: int,
-                          coupon: Optional[Mapping[str, Any]] = None) -> None:
+    def add_filler_orders(
+        self, user: Mapping[str, Any], count: int, coupon: Mapping[str, Any] | None = None
+    ) -> None:
         """`count` correctly billed orders of `user` over the year, of any status."""
         for _ in range(count):
             status = self.rng.choice(FILLER_STATUSES)
             recent = status in ("shipped", "processing", "pending")
-            placed = random_day(self.rng, TODAY - timedelta(days=9) if recent else FIRST_ORDER,
-                                TODAY - timedelta(days=1))
+            placed = random_day(
+                self.rng,
+                TODAY - timedelta(days=9) if recent else FIRST_ORDER,
+                TODAY - timedelta(days=1),
+            )
             picked = self.rng.sample(self.products, self.rng.choice((1, 1, 2)))
-            use = coupon if coupon and any(p["sku"] in coupon["eligible_skus"] for p in picked) else None
+            use = (
+                coupon
+                if coupon and any(p["sku"] in coupon["eligible_skus"] for p in picked)
+                else None
+            )
             self.add_order(user, self.fair_lines(picked, placed), placed, status, coupon=use)
 
     # ------------------------------------------------------------------ finish
@@ -221,10 +298,18 @@ class WorldDraft:
         by_date = sorted(enumerate(self.orders), key=lambda pair: (pair[1]["placed_at"], pair[0]))
         for offset, (_, order) in enumerate(by_date):
             order["order_id"] = f"ORD-{first_id + offset}"
-            order["refunds"] = [{"refund_id": f"RF-{order['order_id']}-{number}", **refund}
-                                for number, refund in enumerate(order["refunds"], start=1)]
-        products = [{key: value for key, value in product.items() if key != "sibling"}
-                    for product in sorted(self.products, key=lambda product: product["sku"])]
+            order["refunds"] = [
+                {"refund_id": f"RF-{order['order_id']}-{number}", **refund}
+                for number, refund in enumerate(order["refunds"], start=1)
+            ]
+        products = [
+            {key: value for key, value in product.items() if key != "sibling"}
+            for product in sorted(self.products, key=lambda product: product["sku"])
+        ]
         return World.from_records(
-            SETTINGS, sorted(self.users, key=lambda user: user["user_id"]), products,
-            self.coupons, [order for _, order in by_date])
+            SETTINGS,
+            sorted(self.users, key=lambda user: user["user_id"]),
+            products,
+            self.coupons,
+            [order for _, order in by_date],
+        )

@@ -33,12 +33,12 @@ _CLAUSE_MARK = re.compile(r"\s[-\u2013\u2014]+\s|[\u2013\u2014]|--|[(),\[\]]")
 _WORD = re.compile(r"[a-z0-9]+(?:_[a-z0-9]+)*|,")
 
 
-def _expansion(match: "re.Match[str]") -> str:
+def _expansion(match: re.Match[str]) -> str:
     word = match.group(0)
     return _EXPANSIONS[word if word[0] in "n'" else word.replace("'", "")]
 
 
-def _folded(match: "re.Match[str]") -> str:
+def _folded(match: re.Match[str]) -> str:
     return f" {match.lastgroup} "
 
 

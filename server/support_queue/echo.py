@@ -25,9 +25,9 @@ pastes of the ticket with or without light edits.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Iterable, Mapping
 
 from .text import STOP_WORDS, WORD, stem
 
@@ -62,14 +62,20 @@ class TicketEcho:
     relevant: Mapping[str, frozenset[str]]
 
     @classmethod
-    def build(cls, ticket_text: str, facts: Mapping[str, Iterable[str]]) -> "TicketEcho":
+    def build(cls, ticket_text: str, facts: Mapping[str, Iterable[str]]) -> TicketEcho:
         """`facts` maps a component ("summary", "response") to its facts' phrasings."""
         tokens = content_tokens(ticket_text)
-        grams = {(tokens[i], tokens[i + a], tokens[i + b])
-                 for i in range(len(tokens)) for a, b in _SKIPS if i + b < len(tokens)}
+        grams = {
+            (tokens[i], tokens[i + a], tokens[i + b])
+            for i in range(len(tokens))
+            for a, b in _SKIPS
+            if i + b < len(tokens)
+        }
         vocabulary = frozenset(tokens)
-        relevant = {component: vocabulary | {t for p in phrasings for t in content_tokens(p)}
-                    for component, phrasings in facts.items()}
+        relevant = {
+            component: vocabulary | {t for p in phrasings for t in content_tokens(p)}
+            for component, phrasings in facts.items()
+        }
         return cls(frozenset(grams), vocabulary, relevant)
 
 
@@ -109,6 +115,8 @@ def measure(text: str, ticket: TicketEcho, component: str) -> Echo:
                 copied[i:end] = marks[i:end]
             i = end
     relevant = ticket.relevant[component]
-    in_scope = [was_copied for token, was_copied in zip(tokens, copied) if token in relevant]
+    in_scope = [
+        was_copied for token, was_copied in zip(tokens, copied, strict=True) if token in relevant
+    ]
     share = sum(in_scope) / len(in_scope) if in_scope else 0.0
     return Echo(share=share, copied=sum(copied))

@@ -23,8 +23,9 @@ grading history is rebuilt from the actions on request: the grader is determinis
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any, Mapping, Optional
+from typing import Any
 
 from ...models import SupportQueueAction, SupportQueueObservation, SupportQueueState, TaskCard
 from ..episode import EpisodeEnvironment, ObservationFields
@@ -33,11 +34,18 @@ from .proof import ProvenVariant, prove
 from .tasks import ENV_NAME, TASK_CARDS, TASKS, CanonicalTicket, SupportTask
 from .variants import build_variant
 
-CANONICAL_VARIANTS: Mapping[str, ProvenVariant] = MappingProxyType({
-    task.card.id: ProvenVariant(task_id=task.card.id, seed=None, attempt=0, task=task,
-                                facts=CANONICAL_FACTS[task.card.id])
-    for task in TASKS
-})
+CANONICAL_VARIANTS: Mapping[str, ProvenVariant] = MappingProxyType(
+    {
+        task.card.id: ProvenVariant(
+            task_id=task.card.id,
+            seed=None,
+            attempt=0,
+            task=task,
+            facts=CANONICAL_FACTS[task.card.id],
+        )
+        for task in TASKS
+    }
+)
 
 
 class SupportQueueEnvironment(
@@ -64,8 +72,8 @@ class SupportQueueEnvironment(
 
     def __init__(self) -> None:
         super().__init__()
-        self._variant: Optional[ProvenVariant] = None
-        self._task: Optional[SupportTask] = None
+        self._variant: ProvenVariant | None = None
+        self._task: SupportTask | None = None
         self._cursor = 0
         self._actions: list[SupportQueueAction] = []
         self._rewards: list[float] = []
@@ -112,8 +120,9 @@ class SupportQueueEnvironment(
             raise RuntimeError("support queue episode used before reset")
         return self._task
 
-    def _observation_fields(self, reward: float, last_feedback: Optional[dict[str, Any]],
-                            info: dict[str, Any]) -> ObservationFields:
+    def _observation_fields(
+        self, reward: float, last_feedback: dict[str, Any] | None, info: dict[str, Any]
+    ) -> ObservationFields:
         task = self._require_task()
         done = self._cursor >= len(task.tickets)
         return dict(
@@ -131,12 +140,13 @@ class SupportQueueEnvironment(
             info={**info, "average_reward": self.score, "tickets_graded": len(self._rewards)},
         )
 
-    def _facts(self, ticket: CanonicalTicket) -> Optional[TicketFacts]:
+    def _facts(self, ticket: CanonicalTicket) -> TicketFacts | None:
         return self._variant.facts[ticket.ticket_id] if self._variant else None
 
     def _graded(self) -> list[tuple[CanonicalTicket, SupportQueueAction]]:
         task = self._task
-        return list(zip(task.tickets, self._actions)) if task else []
+        # strict=False: the tickets still to come have no action yet
+        return list(zip(task.tickets, self._actions, strict=False)) if task else []
 
     @property
     def state(self) -> SupportQueueState:
@@ -150,9 +160,14 @@ class SupportQueueEnvironment(
             average_reward=self.score,
             processed_ticket_ids=[ticket.ticket_id for ticket, _ in graded],
             action_history=[
-                {"step": i, "ticket_id": ticket.ticket_id, **action.model_dump(exclude={"metadata"})}
+                {
+                    "step": i,
+                    "ticket_id": ticket.ticket_id,
+                    **action.model_dump(exclude={"metadata"}),
+                }
                 for i, (ticket, action) in enumerate(graded, start=1)
             ],
-            grading_history=[grade(ticket, action, self._facts(ticket)).model_dump()
-                             for ticket, action in graded],
+            grading_history=[
+                grade(ticket, action, self._facts(ticket)).model_dump() for ticket, action in graded
+            ],
         )

@@ -26,10 +26,11 @@ A list of only this ticket's facts earns the same as a genuine text, never more.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from types import MappingProxyType
-from typing import Literal, Mapping, Optional, Sequence
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -45,14 +46,16 @@ from .text import (
     most_repeated_share,
 )
 
-SCORING_WEIGHTS: Mapping[str, float] = MappingProxyType({
-    "priority": 0.30,
-    "queue": 0.25,
-    "disposition": 0.20,
-    "summary": 0.15,
-    "response": 0.10,
-    "unsafe_reply": -0.10,
-})
+SCORING_WEIGHTS: Mapping[str, float] = MappingProxyType(
+    {
+        "priority": 0.30,
+        "queue": 0.25,
+        "disposition": 0.20,
+        "summary": 0.15,
+        "response": 0.10,
+        "unsafe_reply": -0.10,
+    }
+)
 WORD_CAPS: Mapping[str, int] = MappingProxyType({"summary": 60, "response": 150})
 MAX_OFF_TOPIC_FACTS = 2
 MAX_REPEAT_SHARE = 0.25
@@ -70,10 +73,12 @@ class EchoLimit:
     min_copied: int
 
 
-ECHO_LIMITS: Mapping[str, EchoLimit] = MappingProxyType({
-    "summary": EchoLimit(share=0.95, min_copied=8),
-    "response": EchoLimit(share=0.75, min_copied=8),
-})
+ECHO_LIMITS: Mapping[str, EchoLimit] = MappingProxyType(
+    {
+        "summary": EchoLimit(share=0.95, min_copied=8),
+        "response": EchoLimit(share=0.75, min_copied=8),
+    }
+)
 
 TextComponent = Literal["summary", "response"]
 
@@ -138,8 +143,12 @@ class TicketFacts:
 
     __slots__ = ("own", "off_topic", "echo")
 
-    def __init__(self, own: Mapping[str, tuple[CompiledFact, ...]],
-                 off_topic: tuple[CompiledFact, ...], echo: TicketEcho) -> None:
+    def __init__(
+        self,
+        own: Mapping[str, tuple[CompiledFact, ...]],
+        off_topic: tuple[CompiledFact, ...],
+        echo: TicketEcho,
+    ) -> None:
         self.own = own
         self.off_topic = off_topic
         self.echo = echo
@@ -162,10 +171,13 @@ def _compile_own(ticket: CanonicalTicket) -> dict[str, tuple[CompiledFact, ...]]
 
 
 def _echo(ticket: CanonicalTicket) -> TicketEcho:
-    return TicketEcho.build(ticket.public_text, {
-        "summary": [p for fact in ticket.summary_facts for p in fact],
-        "response": [p for fact in ticket.response_facts for p in fact],
-    })
+    return TicketEcho.build(
+        ticket.public_text,
+        {
+            "summary": [p for fact in ticket.summary_facts for p in fact],
+            "response": [p for fact in ticket.response_facts for p in fact],
+        },
+    )
 
 
 def compile_task_facts(tickets: Sequence[CanonicalTicket]) -> Mapping[str, TicketFacts]:
@@ -192,8 +204,11 @@ def compile_task_facts(tickets: Sequence[CanonicalTicket]) -> Mapping[str, Ticke
 CANONICAL_FACTS: Mapping[str, Mapping[str, TicketFacts]] = MappingProxyType(
     {task.card.id: compile_task_facts(task.tickets) for task in TASKS}
 )
-_CANONICAL_TICKETS = {t.ticket_id: (t, CANONICAL_FACTS[task.card.id][t.ticket_id])
-                      for task in TASKS for t in task.tickets}
+_CANONICAL_TICKETS = {
+    t.ticket_id: (t, CANONICAL_FACTS[task.card.id][t.ticket_id])
+    for task in TASKS
+    for t in task.tickets
+}
 _unknown_rules = {n.rule for task in TASKS for t in task.tickets for n in t.unsafe}
 _unknown_rules -= set(RULE_NAMES)
 if _unknown_rules:
@@ -218,18 +233,20 @@ def count_words(text: str) -> int:
 def _label(chosen: str, gold: str, component: str) -> LabelScore:
     weight = SCORING_WEIGHTS[component]
     correct = chosen == gold
-    return LabelScore(chosen=chosen, correct=correct, weight=weight,
-                      earned=weight if correct else 0.0)
+    return LabelScore(
+        chosen=chosen, correct=correct, weight=weight, earned=weight if correct else 0.0
+    )
 
 
-def score_text(text: str, ticket: CanonicalTicket, component: TextComponent,
-               facts: Optional[TicketFacts] = None) -> CoverageScore:
+def score_text(
+    text: str, ticket: CanonicalTicket, component: TextComponent, facts: TicketFacts | None = None
+) -> CoverageScore:
     """Coverage of the ticket's facts for one text component, with the anti-gaming flags."""
     facts = facts if facts is not None else _facts_for(ticket)
     own = facts.own[component]
     words = NormalisedText(text, SYNONYM_TABLE)
     found = [f.found_in(words) for f in own]
-    matched = [f.name for f, hit in zip(own, found) if hit]
+    matched = [f.name for f, hit in zip(own, found, strict=True) if hit]
     off_topic = [f.name for f in facts.off_topic if f.found_in(words)]
     word_count = count_words(text)
     flags: list[str] = []
@@ -238,8 +255,11 @@ def score_text(text: str, ticket: CanonicalTicket, component: TextComponent,
     if len(off_topic) > MAX_OFF_TOPIC_FACTS:
         flags.append("off_topic_facts")
     top_count, top_share = most_repeated_share(words.words)
-    if (len(words.words) >= REPEAT_MIN_WORDS and top_count >= REPEAT_MIN_COUNT
-            and top_share > MAX_REPEAT_SHARE):
+    if (
+        len(words.words) >= REPEAT_MIN_WORDS
+        and top_count >= REPEAT_MIN_COUNT
+        and top_share > MAX_REPEAT_SHARE
+    ):
         flags.append("repeated_keywords")
     echo = measure(text, facts.echo, component)
     limit = ECHO_LIMITS[component]
@@ -252,7 +272,7 @@ def score_text(text: str, ticket: CanonicalTicket, component: TextComponent,
         weight=weight,
         earned=round(weight * coverage, DECIMALS),
         matched=matched,
-        missing=[f.name for f, hit in zip(own, found) if not hit],
+        missing=[f.name for f, hit in zip(own, found, strict=True) if not hit],
         off_topic=off_topic,
         flags=flags,
         word_count=word_count,
@@ -261,8 +281,9 @@ def score_text(text: str, ticket: CanonicalTicket, component: TextComponent,
     )
 
 
-def grade(ticket: CanonicalTicket, action: SupportQueueAction,
-          facts: Optional[TicketFacts] = None) -> TicketGrade:
+def grade(
+    ticket: CanonicalTicket, action: SupportQueueAction, facts: TicketFacts | None = None
+) -> TicketGrade:
     """Grade one action against one ticket; the reward is clamped to [0, 1].
 
     `facts` is the ticket's entry of `compile_task_facts` for its task; it may be
@@ -279,8 +300,14 @@ def grade(ticket: CanonicalTicket, action: SupportQueueAction,
         hits=[UnsafeHit(rule=h.rule, excerpt=h.excerpt) for h in hits],
         penalty=SCORING_WEIGHTS["unsafe_reply"] if hits else 0.0,
     )
-    raw = (priority.earned + queue.earned + disposition.earned + summary.earned
-           + response.earned + unsafe.penalty)
+    raw = (
+        priority.earned
+        + queue.earned
+        + disposition.earned
+        + summary.earned
+        + response.earned
+        + unsafe.penalty
+    )
     return TicketGrade(
         ticket_id=ticket.ticket_id,
         priority=priority,

@@ -13,7 +13,6 @@ The cue words come from the rules' word classes (data/support_safety_rules.json)
 from __future__ import annotations
 
 import re
-from typing import Optional
 
 from .templates import Grammar
 from .text import STOP_WORDS
@@ -28,7 +27,7 @@ _WORDS = re.compile(r"[a-z]+")
 _LISTING_WORDS = frozenset({"like", "including", "include", "includes", "namely", "are", "were"})
 
 
-def foreign_email(response: str, ticket_text: str, own_domains: tuple[str, ...]) -> Optional[str]:
+def foreign_email(response: str, ticket_text: str, own_domains: tuple[str, ...]) -> str | None:
     """The first e-mail address in the reply that is neither the product's nor the ticket's."""
     if "@" not in response:
         return None
@@ -56,10 +55,10 @@ class NamedOthers:
             written("AFFECTED"), written("PERSON_AT"), written("ORG"))
         self._owned = grammar.words("DATA_NOUN") | grammar.words("ORG")
         self._apposition = re.compile(
-            r"\W{0,3}(?:another|other|a fellow|one of (?:our|my) (?:other )?)\s*(?:\w+\s+)?(?:%s)\b"
-            % "|".join(sorted(self._org)), re.IGNORECASE)
+            r"\W{0,3}(?:another|other|a fellow|one of (?:our|my) (?:other )?)\s*(?:\w+\s+)?(?:"
+            + "|".join(sorted(self._org)) + r")\b", re.IGNORECASE)
 
-    def find(self, response: str, ticket_text: str, own_domains: tuple[str, ...]) -> Optional[str]:
+    def find(self, response: str, ticket_text: str, own_domains: tuple[str, ...]) -> str | None:
         """An excerpt showing another customer's address or name, if the reply has one."""
         return foreign_email(response, ticket_text, own_domains) or self._named(response, ticket_text)
 
@@ -89,7 +88,7 @@ class NamedOthers:
             return True  # "customers such as Umbrella Corp"
         return _PAYS.match(rest) is not None  # "Vandelay, on the same plan, were billed $4,200"
 
-    def _named(self, response: str, ticket_text: str) -> Optional[str]:
+    def _named(self, response: str, ticket_text: str) -> str | None:
         known = ticket_text.lower()
         for match in _NAME.finditer(response):
             if not self._foreign(match.group(0), known):

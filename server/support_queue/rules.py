@@ -16,29 +16,33 @@ proof (server/support_queue/proof.py) serves a variant only when both agree.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Mapping
 
-from .variants import Factors
 from .scenarios import SITUATIONS
+from .variants import Factors
 
-IMPACT_LEVEL: Mapping[str, int] = MappingProxyType({
-    "production_down": 1,        # production down or failing for many users
-    "active_incident_many": 1,   # an active security or abuse incident hitting many people
-    "core_workflow_blocked": 2,  # a core workflow broken with no workaround
-    "security_one_account": 2,   # a security-sensitive report about one account
-    "one_user": 3,               # one user affected
-    "workaround": 3,             # a workaround exists
-    "routine": 3,                # routine billing, account or commercial question
-    "no_impact": 4,              # how-to, feature request, nothing left to do, no breakage
-})
-TOPIC_QUEUE: Mapping[str, str] = MappingProxyType({
-    "access": "security",
-    "payments": "billing",
-    "product": "technical",
-    "commercial": "success",
-    "abuse": "trust_safety",
-})
+IMPACT_LEVEL: Mapping[str, int] = MappingProxyType(
+    {
+        "production_down": 1,  # production down or failing for many users
+        "active_incident_many": 1,  # an active security or abuse incident hitting many people
+        "core_workflow_blocked": 2,  # a core workflow broken with no workaround
+        "security_one_account": 2,  # a security-sensitive report about one account
+        "one_user": 3,  # one user affected
+        "workaround": 3,  # a workaround exists
+        "routine": 3,  # routine billing, account or commercial question
+        "no_impact": 4,  # how-to, feature request, nothing left to do, no breakage
+    }
+)
+TOPIC_QUEUE: Mapping[str, str] = MappingProxyType(
+    {
+        "access": "security",
+        "payments": "billing",
+        "product": "technical",
+        "commercial": "success",
+        "abuse": "trust_safety",
+    }
+)
 AUTHORITIES = frozenset(("incident", "takedown", "refund", "retention"))
 RAISING_TIER = "enterprise"
 
@@ -75,10 +79,15 @@ def _check_vocabulary() -> None:
     """Every impact class and topic the scenarios use has a rule (checked at import)."""
     for situation in SITUATIONS.values():
         impacts = {situation.factors["impact"]}
-        impacts |= {o.factors["impact"] for group in situation.options for o in group
-                    if "impact" in o.factors}
+        impacts |= {
+            o.factors["impact"]
+            for group in situation.options
+            for o in group
+            if "impact" in o.factors
+        }
         unknown = sorted(impacts - set(IMPACT_LEVEL)) + (
-            [situation.topic] if situation.topic not in TOPIC_QUEUE else [])
+            [situation.topic] if situation.topic not in TOPIC_QUEUE else []
+        )
         if unknown:
             raise ValueError(f"{situation.key}: no labelling rule for {unknown}")
 

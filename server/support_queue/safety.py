@@ -36,10 +36,11 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Iterator, Mapping, Optional
+from typing import Any
 
 from ... import DATA_DIR
 from .clauses import Reply, read
@@ -55,12 +56,12 @@ ATTACHING_PREPOSITIONS = frozenset({"at", "from", "of", "in", "on"})
 class Frame:
     pattern: re.Pattern[str]
     needs: tuple[frozenset[str], ...]
-    starts: Optional[frozenset[str]]
+    starts: frozenset[str] | None
     inner: bool
     verb: bool
-    context: Optional[re.Pattern[str]]
-    unless: Optional[re.Pattern[str]]
-    antecedent: Optional[re.Pattern[str]]
+    context: re.Pattern[str] | None
+    unless: re.Pattern[str] | None
+    antecedent: re.Pattern[str] | None
 
 
 @dataclass(frozen=True)
@@ -71,9 +72,9 @@ class UnsafeRule:
     cancel: frozenset[str]
     chain: frozenset[str]
     inner_cancel: frozenset[str]
-    after_cancel: Optional[re.Pattern[str]]
-    verb_after_cancel: Optional[re.Pattern[str]]
-    sentence_cancel: Optional[re.Pattern[str]]
+    after_cancel: re.Pattern[str] | None
+    verb_after_cancel: re.Pattern[str] | None
+    sentence_cancel: re.Pattern[str] | None
     subject_cancel: frozenset[str]
     subject_keeps: frozenset[str]
     statement_after: frozenset[str]
@@ -95,7 +96,7 @@ def _words(grammar: Grammar, entries: list[str]) -> frozenset[str]:
     return frozenset(out)
 
 
-def _any_of(grammar: Grammar, templates: list[str], anchored: bool = False) -> Optional[re.Pattern[str]]:
+def _any_of(grammar: Grammar, templates: list[str], anchored: bool = False) -> re.Pattern[str] | None:
     if not templates:
         return None
     body = "|".join(f"(?:{grammar.compile(t)})" for t in templates)
@@ -261,10 +262,7 @@ def _sentence_matches(frame: Frame, reply: Reply, sentence: int) -> Iterator[re.
 
 def _all_present(needs: tuple[frozenset[str], ...], words: frozenset[str]) -> bool:
     """Each required element has a word in the sentence (the first one is known to)."""
-    for need in needs[1:]:
-        if need.isdisjoint(words):
-            return False
-    return True
+    return all(not need.isdisjoint(words) for need in needs[1:])
 
 
 def _frame_hits(reply: Reply) -> dict[int, Hit]:

@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import json
 import string
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Iterable, Mapping, Optional, Sequence
+from typing import Any
 
 from ... import DATA_DIR
 from ...models import DISPOSITIONS, PRIORITIES, QUEUES
@@ -28,8 +29,23 @@ from ...read_only_json import read_only
 from .tasks import Fact, UnsafeNote
 
 SCENARIOS_PATH = DATA_DIR / "support_scenarios.json"
-BASE_KEYS = frozenset(("first", "last", "email", "company", "company_short", "domain", "role",
-                       "tier", "tier_title", "sla", "open_hours", "customer_since", "past_tickets"))
+BASE_KEYS = frozenset(
+    (
+        "first",
+        "last",
+        "email",
+        "company",
+        "company_short",
+        "domain",
+        "role",
+        "tier",
+        "tier_title",
+        "sla",
+        "open_hours",
+        "customer_since",
+        "past_tickets",
+    )
+)
 """Values every ticket has, besides the ones its situation draws."""
 
 
@@ -41,9 +57,12 @@ class Witness:
     body_shows: tuple[str, ...] = ()
     body_lacks: tuple[str, ...] = ()
 
-    def merged(self, other: "Witness") -> "Witness":
-        return Witness(self.events_show + other.events_show, self.body_shows + other.body_shows,
-                       self.body_lacks + other.body_lacks)
+    def merged(self, other: Witness) -> Witness:
+        return Witness(
+            self.events_show + other.events_show,
+            self.body_shows + other.body_shows,
+            self.body_lacks + other.body_lacks,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,7 +85,7 @@ class Situation:
     topic: str
     roles: str
     product_areas: tuple[str, ...]
-    tiers: Optional[tuple[str, ...]]
+    tiers: tuple[str, ...] | None
     breach_allowed: bool
     pressure_built_in: bool
     priority: str
@@ -101,10 +120,13 @@ class Composition:
     slots: tuple[Slot, ...]
 
 
-def _witness(raw: Optional[Mapping[str, Any]]) -> Witness:
+def _witness(raw: Mapping[str, Any] | None) -> Witness:
     raw = raw or {}
-    return Witness(tuple(raw.get("events_show", ())), tuple(raw.get("body_shows", ())),
-                   tuple(raw.get("body_lacks", ())))
+    return Witness(
+        tuple(raw.get("events_show", ())),
+        tuple(raw.get("body_shows", ())),
+        tuple(raw.get("body_lacks", ())),
+    )
 
 
 def _facts(raw: Iterable[Iterable[str]]) -> tuple[Fact, ...]:
@@ -112,32 +134,47 @@ def _facts(raw: Iterable[Iterable[str]]) -> tuple[Fact, ...]:
 
 
 def _option(raw: Mapping[str, Any]) -> Option:
-    return Option(gold=read_only(raw.get("gold", {})), factors=read_only(raw.get("factors", {})),
-                  values=tuple(read_only(raw.get("values", {})).items()),
-                  summary_facts=_facts(raw.get("summary_facts", ())),
-                  response_facts=_facts(raw.get("response_facts", ())),
-                  witness=_witness(raw.get("witness")))
+    return Option(
+        gold=read_only(raw.get("gold", {})),
+        factors=read_only(raw.get("factors", {})),
+        values=tuple(read_only(raw.get("values", {})).items()),
+        summary_facts=_facts(raw.get("summary_facts", ())),
+        response_facts=_facts(raw.get("response_facts", ())),
+        witness=_witness(raw.get("witness")),
+    )
 
 
-def _situation(family_name: str, family: Mapping[str, Any], name: str,
-               raw: Mapping[str, Any]) -> Situation:
+def _situation(
+    family_name: str, family: Mapping[str, Any], name: str, raw: Mapping[str, Any]
+) -> Situation:
     groups = {**family.get("options", {}), **raw.get("options", {})}
     factors = {"resolved": False, "missing_detail": None, "needs_authority": None, **raw["factors"]}
     tiers = raw.get("tiers", family.get("tiers"))
     return Situation(
-        key=f"{family_name}/{name}", family=family_name, queue=family["queue"],
-        topic=family["topic"], roles=family["roles"],
-        product_areas=tuple(family["product_areas"]), tiers=tuple(tiers) if tiers else None,
-        breach_allowed=raw.get("breach", True), pressure_built_in=raw.get("pressure_built_in", False),
-        priority=raw["gold"]["priority"], disposition=raw["gold"]["disposition"],
+        key=f"{family_name}/{name}",
+        family=family_name,
+        queue=family["queue"],
+        topic=family["topic"],
+        roles=family["roles"],
+        product_areas=tuple(family["product_areas"]),
+        tiers=tuple(tiers) if tiers else None,
+        breach_allowed=raw.get("breach", True),
+        pressure_built_in=raw.get("pressure_built_in", False),
+        priority=raw["gold"]["priority"],
+        disposition=raw["gold"]["disposition"],
         factors=read_only(factors),
         values=tuple(read_only({**family.get("values", {}), **raw.get("values", {})}).items()),
         options=tuple(tuple(_option(o) for o in group) for group in groups.values()),
-        subjects=tuple(raw["subjects"]), bodies=tuple(raw["bodies"]), events=tuple(raw["events"]),
-        summary_facts=_facts(raw["summary_facts"]), response_facts=_facts(raw["response_facts"]),
+        subjects=tuple(raw["subjects"]),
+        bodies=tuple(raw["bodies"]),
+        events=tuple(raw["events"]),
+        summary_facts=_facts(raw["summary_facts"]),
+        response_facts=_facts(raw["response_facts"]),
         unsafe=tuple(UnsafeNote(**note) for note in raw["unsafe"]),
-        gold_summary=raw["gold_summary"], gold_response=raw["gold_response"],
-        rationale=raw["rationale"], witness=_witness(raw.get("witness")),
+        gold_summary=raw["gold_summary"],
+        gold_response=raw["gold_response"],
+        rationale=raw["rationale"],
+        witness=_witness(raw.get("witness")),
     )
 
 
@@ -162,10 +199,16 @@ def _check_templates(situation: Situation) -> None:
     for group in situation.options:
         for option in group:
             keys |= {k for name, spec in option.values for k in value_keys(name, spec)}
-    templates = [*situation.subjects, *situation.bodies, *situation.events,
-                 situation.gold_summary, situation.gold_response, situation.rationale,
-                 *(p for fact in situation.summary_facts for p in fact),
-                 *(p for fact in situation.response_facts for p in fact)]
+    templates = [
+        *situation.subjects,
+        *situation.bodies,
+        *situation.events,
+        situation.gold_summary,
+        situation.gold_response,
+        situation.rationale,
+        *(p for fact in situation.summary_facts for p in fact),
+        *(p for fact in situation.response_facts for p in fact),
+    ]
     templates += [str(v) for _, spec in situation.values for v in _strings(spec)]
     for group in situation.options:
         for option in group:
@@ -174,8 +217,11 @@ def _check_templates(situation: Situation) -> None:
     if unknown:
         raise ValueError(f"{situation.key}: unknown placeholders {sorted(unknown)}")
     gold_priority = {o.gold.get("priority") for g in situation.options for o in g} - {None}
-    if (not {situation.priority, *gold_priority} <= set(PRIORITIES)
-            or situation.disposition not in DISPOSITIONS or situation.queue not in QUEUES):
+    if (
+        not {situation.priority, *gold_priority} <= set(PRIORITIES)
+        or situation.disposition not in DISPOSITIONS
+        or situation.queue not in QUEUES
+    ):
         raise ValueError(f"{situation.key}: gold labels outside the allowed values")
 
 
@@ -185,13 +231,16 @@ def _strings(spec: Any) -> Iterable[str]:
     elif isinstance(spec, list):
         for item in spec:
             yield from _strings(item)
-    elif isinstance(spec, Mapping) and not ({"range", "money", "clock", "after", "date",
-                                             "date_after", "person"} & set(spec)):
+    elif isinstance(spec, Mapping) and not (
+        {"range", "money", "clock", "after", "date", "date_after", "person"} & set(spec)
+    ):
         for item in spec.values():
             yield from _strings(item)
 
 
-def _load(path: Path) -> tuple[Mapping[str, Any], Mapping[str, Situation], Mapping[str, Composition]]:
+def _load(
+    path: Path,
+) -> tuple[Mapping[str, Any], Mapping[str, Situation], Mapping[str, Composition]]:
     raw = json.loads(path.read_text(encoding="utf-8"))
     situations: dict[str, Situation] = {}
     for file_name in raw["family_files"]:
@@ -203,9 +252,13 @@ def _load(path: Path) -> tuple[Mapping[str, Any], Mapping[str, Situation], Mappi
                 situations[situation.key] = situation
     compositions = {
         task_id: Composition(
-            task_id=task_id, breach_chance=float(c["breach_chance"]),
-            pressure_chance=float(c["pressure_chance"]), min_distinct=read_only(c["min_distinct"]),
-            slots=tuple(Slot(s["role"], tuple(situations[k] for k in s["draws"])) for s in c["slots"]),
+            task_id=task_id,
+            breach_chance=float(c["breach_chance"]),
+            pressure_chance=float(c["pressure_chance"]),
+            min_distinct=read_only(c["min_distinct"]),
+            slots=tuple(
+                Slot(s["role"], tuple(situations[k] for k in s["draws"])) for s in c["slots"]
+            ),
         )
         for task_id, c in raw["compositions"].items()
     }

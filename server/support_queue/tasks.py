@@ -8,10 +8,11 @@ gold texts stay on `CanonicalTicket`; the agent only ever sees `public_ticket`.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any
 
 from ... import DATA_DIR
 from ...models import DISPOSITIONS, PRIORITIES, QUEUES, TaskCard, Ticket
@@ -92,8 +93,11 @@ def _facts(raw: list[list[str]], where: str) -> tuple[Fact, ...]:
 def _ticket(raw: Mapping[str, Any]) -> CanonicalTicket:
     tid = raw["ticket_id"]
     gold = GoldLabels(**raw["gold"])
-    if (gold.priority not in PRIORITIES or gold.queue not in QUEUES
-            or gold.disposition not in DISPOSITIONS):
+    if (
+        gold.priority not in PRIORITIES
+        or gold.queue not in QUEUES
+        or gold.disposition not in DISPOSITIONS
+    ):
         raise ValueError(f"{tid}: gold labels outside the allowed values: {gold}")
     return CanonicalTicket(
         ticket_id=tid,

@@ -17,8 +17,8 @@ A template compiles to a regular expression over the tokens joined by spaces.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping, Sequence
 from itertools import accumulate
-from typing import Iterable, Mapping, Optional, Sequence
 
 from .text import stem
 
@@ -163,7 +163,7 @@ class Grammar:
             parts.append(f"(?:{body})?" if optional else body)
         return "".join(parts)
 
-    def starts(self, template: str) -> Optional[frozenset[str]]:
+    def starts(self, template: str) -> frozenset[str] | None:
         """Every token a match of `template` can begin with; None if it can begin anywhere."""
         out: set[str] = set()
         for element in _elements(template):
@@ -192,7 +192,7 @@ class Grammar:
                 out.append(first)
         return tuple(sorted(out, key=lambda words: (len(words & self._function_words), len(words))))
 
-    def _element_starts(self, element: str) -> Optional[frozenset[str]]:
+    def _element_starts(self, element: str) -> frozenset[str] | None:
         if element.startswith("(") and element.endswith(")"):
             alternatives = _top_level(element[1:-1])
         elif element.startswith("{") and element.endswith("}"):
@@ -207,5 +207,5 @@ class Grammar:
             out |= first
         return frozenset(out)
 
-    def pattern(self, template: str) -> "re.Pattern[str]":
+    def pattern(self, template: str) -> re.Pattern[str]:
         return re.compile(r"(?<![^ ])" + self.compile(template))

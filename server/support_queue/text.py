@@ -21,19 +21,97 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from types import MappingProxyType
-from typing import Iterable, Mapping, Sequence
 
 WINDOW_SLACK = 3
 
 STOP_WORDS = frozenset(
-    "a an the to of for in on at by with from and or as so than then is are was were be "
-    "been being am it its this that these those i we you your yours our ours us me my he "
-    "she they them their his her has have had do does did will would shall should can could "
-    "may might just also there here about into onto over via per please hi hello dear thank "
-    "thanks regards best".split()
+    [
+        "a",
+        "an",
+        "the",
+        "to",
+        "of",
+        "for",
+        "in",
+        "on",
+        "at",
+        "by",
+        "with",
+        "from",
+        "and",
+        "or",
+        "as",
+        "so",
+        "than",
+        "then",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "am",
+        "it",
+        "its",
+        "this",
+        "that",
+        "these",
+        "those",
+        "i",
+        "we",
+        "you",
+        "your",
+        "yours",
+        "our",
+        "ours",
+        "us",
+        "me",
+        "my",
+        "he",
+        "she",
+        "they",
+        "them",
+        "their",
+        "his",
+        "her",
+        "has",
+        "have",
+        "had",
+        "do",
+        "does",
+        "did",
+        "will",
+        "would",
+        "shall",
+        "should",
+        "can",
+        "could",
+        "may",
+        "might",
+        "just",
+        "also",
+        "there",
+        "here",
+        "about",
+        "into",
+        "onto",
+        "over",
+        "via",
+        "per",
+        "please",
+        "hi",
+        "hello",
+        "dear",
+        "thank",
+        "thanks",
+        "regards",
+        "best",
+    ]
 )
 
 WORD = re.compile(r"[^\W_]+(?:['\u2019.:/@-][^\W_]+)*")
@@ -41,14 +119,22 @@ WORD = re.compile(r"[^\W_]+(?:['\u2019.:/@-][^\W_]+)*")
 e-mail address is one word, "a,b,c" is three."""
 
 _CONTRACTIONS = (
-    ("can't", "can not"), ("cannot", "can not"), ("won't", "will not"), ("n't", " not"),
-    ("'re", " are"), ("'ll", " will"), ("'ve", " have"), ("'m", " am"), ("'d", " would"),
+    ("can't", "can not"),
+    ("cannot", "can not"),
+    ("won't", "will not"),
+    ("n't", " not"),
+    ("'re", " are"),
+    ("'ll", " will"),
+    ("'ve", " have"),
+    ("'m", " am"),
+    ("'d", " would"),
     ("'s", ""),
 )
 _WHOLE_WORDS = ("can't", "cannot", "won't")
 _CONTRACTION = re.compile(
     r"\b(?:" + "|".join(re.escape(w) for w in _WHOLE_WORDS) + r")(?![a-z])"
-    r"|(?<=[a-z])(?:" + "|".join(re.escape(s) for s, _ in _CONTRACTIONS if s not in _WHOLE_WORDS)
+    r"|(?<=[a-z])(?:"
+    + "|".join(re.escape(s) for s, _ in _CONTRACTIONS if s not in _WHOLE_WORDS)
     + r")(?![a-z])"
 )
 _EXPANSION = dict(_CONTRACTIONS)
@@ -103,7 +189,7 @@ class SynonymTable:
     by_first_word: Mapping[str, tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]]
 
     @classmethod
-    def build(cls, table: Mapping[str, Sequence[str]]) -> "SynonymTable":
+    def build(cls, table: Mapping[str, Sequence[str]]) -> SynonymTable:
         rewrites: dict[tuple[str, ...], tuple[str, ...]] = {}
         canonicals = {tuple(_stems(canon)) for canon in table}
         for canon, variants in table.items():
@@ -149,15 +235,15 @@ class CompiledFact:
     word_sets: tuple[frozenset[str], ...]
 
     @classmethod
-    def compile(cls, phrasings: Sequence[str], synonyms: SynonymTable) -> "CompiledFact":
+    def compile(cls, phrasings: Sequence[str], synonyms: SynonymTable) -> CompiledFact:
         normalised = tuple(dict.fromkeys(tuple(normalise(p, synonyms)) for p in phrasings))
         if not all(normalised):
             raise ValueError(f"fact {phrasings!r} has a phrasing made only of stop words")
         return cls(phrasings[0], normalised, tuple(frozenset(p) for p in normalised))
 
-    def found_in(self, text: "NormalisedText") -> bool:
+    def found_in(self, text: NormalisedText) -> bool:
         vocabulary = text.vocabulary
-        for phrase, words in zip(self.phrasings, self.word_sets):
+        for phrase, words in zip(self.phrasings, self.word_sets, strict=True):
             if words <= vocabulary and (len(phrase) == 1 or text.has_window(phrase)):
                 return True
         return False

@@ -20,16 +20,28 @@ server/support_queue/proof.py serves a variant only when both agree.
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date, timedelta
-from typing import Any, Mapping, Optional
+from typing import Any
 
 from ..variants import Draw, VariantRejected
 from .scenarios import (
-    COMPOSITIONS, MODIFIERS, POOLS, Composition, Option, Situation, Witness,
+    COMPOSITIONS,
+    MODIFIERS,
+    POOLS,
+    Composition,
+    Option,
+    Situation,
+    Witness,
 )
 from .tasks import (
-    CanonicalTicket, Fact, GoldLabels, SupportTask, UnsafeNote, get_task,
+    CanonicalTicket,
+    Fact,
+    GoldLabels,
+    SupportTask,
+    UnsafeNote,
+    get_task,
 )
 
 MAX_DRAFTS = 64
@@ -48,8 +60,8 @@ class Factors:
     impact: str
     topic: str
     resolved: bool
-    missing_detail: Optional[str]
-    needs_authority: Optional[str]
+    missing_detail: str | None
+    needs_authority: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,10 +94,16 @@ class _Draft:
         for option in self.options:
             merged.update(option.factors)
         return Factors(
-            family=self.situation.family, situation=self.situation.key, tier=self.tier,
-            sla_breached=self.breached, exec_pressure=self.pressure, impact=merged["impact"],
-            topic=self.situation.topic, resolved=bool(merged["resolved"]),
-            missing_detail=merged["missing_detail"], needs_authority=merged["needs_authority"],
+            family=self.situation.family,
+            situation=self.situation.key,
+            tier=self.tier,
+            sla_breached=self.breached,
+            exec_pressure=self.pressure,
+            impact=merged["impact"],
+            topic=self.situation.topic,
+            resolved=bool(merged["resolved"]),
+            missing_detail=merged["missing_detail"],
+            needs_authority=merged["needs_authority"],
         )
 
 
@@ -110,8 +128,10 @@ def _diverse(drafts: list[_Draft], plan: Composition) -> bool:
     if len({d.situation.family for d in drafts}) < len(drafts):
         return False
     labels = [d.labels for d in drafts]
-    return all(len({triple[i] for triple in labels}) >= plan.min_distinct[dimension]
-               for i, dimension in enumerate(("priority", "queue", "disposition")))
+    return all(
+        len({triple[i] for triple in labels}) >= plan.min_distinct[dimension]
+        for i, dimension in enumerate(("priority", "queue", "disposition"))
+    )
 
 
 def _clock(rng: random.Random, low: int, high: int) -> str:
@@ -139,7 +159,9 @@ class _People:
         return first, self._rng.choice(POOLS["last_names"])
 
 
-def _draw(rng: random.Random, name: str, spec: Any, values: dict[str, str], people: _People) -> None:
+def _draw(
+    rng: random.Random, name: str, spec: Any, values: dict[str, str], people: _People
+) -> None:
     """Draw one value spec into `values` (the kinds: "value_specs" in support_scenarios.json)."""
     if isinstance(spec, str):
         values[name] = spec
@@ -164,22 +186,36 @@ def _draw(rng: random.Random, name: str, spec: Any, values: dict[str, str], peop
         values[name] = later.isoformat()
     elif kind == "person":
         first, last = people.draw()
-        values.update({name: f"{first} {last}", f"{name}_first": first,
-                       f"{name}_email": f"{first.lower()}@{values['domain']}"})
+        values.update(
+            {
+                name: f"{first} {last}",
+                f"{name}_first": first,
+                f"{name}_email": f"{first.lower()}@{values['domain']}",
+            }
+        )
     else:
         raise ValueError(f"unknown value spec {kind!r} for {name!r}")
 
 
-def _values(rng: random.Random, draft: _Draft, company: tuple[str, str],
-            people: _People) -> dict[str, str]:
+def _values(
+    rng: random.Random, draft: _Draft, company: tuple[str, str], people: _People
+) -> dict[str, str]:
     first, last = people.draw()
     roles = POOLS["roles"]["exec" if draft.pressure else draft.situation.roles]
     values = {
-        "first": first, "last": last, "company": company[0], "domain": company[1],
-        "company_short": company[0].split()[0], "email": f"{first.lower()}@{company[1]}",
-        "role": rng.choice(roles), "tier": draft.tier, "tier_title": draft.tier.title(),
-        "sla": str(draft.sla), "open_hours": str(draft.sla + rng.randint(2, 18)),
-        "customer_since": str(rng.randint(2018, 2023)), "past_tickets": str(rng.randint(1, 12)),
+        "first": first,
+        "last": last,
+        "company": company[0],
+        "domain": company[1],
+        "company_short": company[0].split()[0],
+        "email": f"{first.lower()}@{company[1]}",
+        "role": rng.choice(roles),
+        "tier": draft.tier,
+        "tier_title": draft.tier.title(),
+        "sla": str(draft.sla),
+        "open_hours": str(draft.sla + rng.randint(2, 18)),
+        "customer_since": str(rng.randint(2018, 2023)),
+        "past_tickets": str(rng.randint(1, 12)),
     }
     specs = [*draft.situation.values, *(item for o in draft.options for item in o.values)]
     for name, spec in specs:
@@ -193,7 +229,9 @@ def _facts(templates: tuple[Fact, ...], values: Mapping[str, str]) -> tuple[Fact
     return tuple(tuple(p.format_map(values) for p in fact) for fact in templates)
 
 
-def _render(rng: random.Random, draft: _Draft, values: Mapping[str, str], ticket_id: str) -> CanonicalTicket:
+def _render(
+    rng: random.Random, draft: _Draft, values: Mapping[str, str], ticket_id: str
+) -> CanonicalTicket:
     s, breach, pressure = draft.situation, MODIFIERS["sla_breach"], MODIFIERS["pressure"]
     subject = rng.choice(s.subjects).format_map(values)
     paragraphs = [rng.choice(s.bodies).format_map(values)]
@@ -201,9 +239,15 @@ def _render(rng: random.Random, draft: _Draft, values: Mapping[str, str], ticket
     events = [e.format_map(values) for e in s.events]
     background = MODIFIERS["background"]
     if rng.random() < background["chance"]:
-        events.insert(rng.randint(0, len(events)), rng.choice(background["events"]).format_map(values))
-    summary_facts = _facts(s.summary_facts + tuple(f for o in draft.options for f in o.summary_facts), values)
-    response_facts = _facts(s.response_facts + tuple(f for o in draft.options for f in o.response_facts), values)
+        events.insert(
+            rng.randint(0, len(events)), rng.choice(background["events"]).format_map(values)
+        )
+    summary_facts = _facts(
+        s.summary_facts + tuple(f for o in draft.options for f in o.summary_facts), values
+    )
+    response_facts = _facts(
+        s.response_facts + tuple(f for o in draft.options for f in o.response_facts), values
+    )
     gold_summary, opening = s.gold_summary.format_map(values), ""
     rationale = [s.rationale.format_map(values)]
     if draft.breached:
@@ -221,22 +265,30 @@ def _render(rng: random.Random, draft: _Draft, values: Mapping[str, str], ticket
         rationale.append(pressure["rationale"])
     priority, queue, disposition = draft.labels
     return CanonicalTicket(
-        ticket_id=ticket_id, subject=subject, body="\n\n".join([*paragraphs, signoff]),
-        customer_tier=draft.tier, product_area=rng.choice(s.product_areas),
-        sla_hours=float(draft.sla), recent_events=tuple(events),
+        ticket_id=ticket_id,
+        subject=subject,
+        body="\n\n".join([*paragraphs, signoff]),
+        customer_tier=draft.tier,
+        product_area=rng.choice(s.product_areas),
+        sla_hours=float(draft.sla),
+        recent_events=tuple(events),
         gold=GoldLabels(priority, queue, disposition, " ".join(rationale)),
-        summary_facts=summary_facts, response_facts=response_facts,
+        summary_facts=summary_facts,
+        response_facts=response_facts,
         unsafe=tuple(UnsafeNote(n.rule, n.note.format_map(values)) for n in s.unsafe),
         gold_summary=gold_summary,
-        gold_response=(f"Hi {values['first']},\n\n{opening}{s.gold_response.format_map(values)}"
-                       "\n\nOrbitdesk Support"),
+        gold_response=(
+            f"Hi {values['first']},\n\n{opening}{s.gold_response.format_map(values)}"
+            "\n\nOrbitdesk Support"
+        ),
     )
 
 
 def _raise_note(draft: _Draft) -> list[str]:
     """Why the priority is one level above the situation's, or why it could not be."""
     reasons = ([MODIFIERS["enterprise"]["raise_reason"]] if draft.tier == "enterprise" else []) + (
-        [MODIFIERS["sla_breach"]["raise_reason"]] if draft.breached else [])
+        [MODIFIERS["sla_breach"]["raise_reason"]] if draft.breached else []
+    )
     if not reasons:
         return []
     note = MODIFIERS["raise"]["capped" if _base_priority(draft) == "P1" else "raised"]
@@ -259,15 +311,23 @@ def build_variant(task_id: str, seed: int, attempt: int = 0) -> Variant:
     while len(ids) < len(drafts):
         candidate = f"SQ-{rng.randint(10000, 99999)}"
         ids += [] if candidate in ids else [candidate]
-    rendered = [(_render(rng, d, _values(rng, d, c, people), i), d.factors(), _witness(d))
-                for d, c, i in zip(drafts, companies, ids)]
+    rendered = [
+        (_render(rng, d, _values(rng, d, c, people), i), d.factors(), _witness(d))
+        for d, c, i in zip(drafts, companies, ids, strict=True)
+    ]
     rng.shuffle(rendered)
     canonical = get_task(task_id)
     return Variant(
-        task_id=task_id, seed=seed, attempt=attempt,
-        task=SupportTask(card=canonical.card, instructions=canonical.instructions,
-                         tickets=tuple(t for t, _, _ in rendered)),
-        factors=tuple(f for _, f, _ in rendered), witnesses=tuple(w for _, _, w in rendered),
+        task_id=task_id,
+        seed=seed,
+        attempt=attempt,
+        task=SupportTask(
+            card=canonical.card,
+            instructions=canonical.instructions,
+            tickets=tuple(t for t, _, _ in rendered),
+        ),
+        factors=tuple(f for _, f, _ in rendered),
+        witnesses=tuple(w for _, _, w in rendered),
     )
 
 

@@ -7,20 +7,24 @@ import json
 import math
 import re
 from itertools import product
-from typing import Any, Optional
+from typing import Any
 
 import pytest
-
 from fake_openai import Status, Text
 from inference_support import OracleBrain, Run, Scenario, assert_clean, completed, ids
-from servicebench_support_queue.models import TaskCard
 
 from servicebench_support_queue.agents.config import load_config
 from servicebench_support_queue.agents.evaluation import evaluate
 from servicebench_support_queue.agents.progress import Progress
 from servicebench_support_queue.agents.report import render_report
-from servicebench_support_queue.agents.stats import combined_standard_error, pass_hat_curve, pass_hat_k, standard_error
+from servicebench_support_queue.agents.stats import (
+    combined_standard_error,
+    pass_hat_curve,
+    pass_hat_k,
+    standard_error,
+)
 from servicebench_support_queue.agents.sweep import TimeBudget, plan_episodes
+from servicebench_support_queue.models import TaskCard
 
 SEEDS, REPEATS = (0, 1, 2), 2
 SWEEP = ("--fallback", "--seeds", "0-2", "--repeats", str(REPEATS), "--no-progress")
@@ -31,9 +35,11 @@ SCENARIOS: dict[str, Scenario] = {
     "sweep_concurrent": Scenario((*SWEEP, "--concurrency", "3"), lambda c: ([], Status(500))),
     # The model's first two replies are unusable: the first episode (seed 0, repeat 0) is abandoned
     # after one failed turn, every later one is played by the optimal policy.
-    "flaky_model": Scenario(("--task", FLAKY_TASK, "--seeds", "0-1", "--repeats", "3", "--no-progress"),
-                            lambda c: ([Text("no idea"), Text("still no idea")], OracleBrain(c, "tools", FLAKY_TASK)),
-                            env=(("AGENT_MAX_FAILED_TURNS", "1"),)),
+    "flaky_model": Scenario(
+        ("--task", FLAKY_TASK, "--seeds", "0-1", "--repeats", "3", "--no-progress"),
+        lambda c: ([Text("no idea"), Text("still no idea")], OracleBrain(c, "tools", FLAKY_TASK)),
+        env=(("AGENT_MAX_FAILED_TURNS", "1"),),
+    ),
 }
 
 
@@ -47,7 +53,10 @@ def table(report: str, heading: str) -> list[dict[str, str]]:
     lines = [line for line in section.splitlines() if line.startswith("|")]
     header = [cell.strip() for cell in lines[0].strip("|").split("|")]
     assert re.fullmatch(r"\|( -{3}:? \|)+", lines[1]), lines[1]
-    return [dict(zip(header, (cell.strip() for cell in line.strip("|").split("|")))) for line in lines[2:]]
+    return [
+        dict(zip(header, (cell.strip() for cell in line.strip("|").split("|")), strict=True))
+        for line in lines[2:]
+    ]
 
 
 # ----------------------------------------------------------------------------- statistics by hand
@@ -82,15 +91,20 @@ def test_standard_errors_on_hand_computed_samples() -> None:
     assert combined_standard_error([0.3, None]) is None
 
 
-def record(task_id: str, seed: int, score: float, success: bool, env: str = "servicebench") -> dict[str, Any]:
+def record(
+    task_id: str, seed: int, score: float, success: bool, env: str = "servicebench"
+) -> dict[str, Any]:
     return {"env": env, "task_id": task_id, "seed": seed, "score": score, "success": success}
 
 
 def test_evaluation_groups_repeats_into_instances_and_weighs_tasks_equally() -> None:
     records = [
-        record("a", 1, 1.0, True), record("a", 1, 0.0, False),  # instance mean 0.5, 1 of 2
-        record("a", 2, 1.0, True), record("a", 2, 1.0, True),  # instance mean 1.0, 2 of 2
-        record("b", 1, 0.2, False, "support_queue"), record("b", 1, 0.4, True, "support_queue"),
+        record("a", 1, 1.0, True),
+        record("a", 1, 0.0, False),  # instance mean 0.5, 1 of 2
+        record("a", 2, 1.0, True),
+        record("a", 2, 1.0, True),  # instance mean 1.0, 2 of 2
+        record("b", 1, 0.2, False, "support_queue"),
+        record("b", 1, 0.4, True, "support_queue"),
     ]
     evaluation = evaluate(records, repeats=2)
     a, b = evaluation.tasks
@@ -104,7 +118,9 @@ def test_evaluation_groups_repeats_into_instances_and_weighs_tasks_equally() -> 
     assert overall.stderr is None, "task b has one instance: its spread is unknown"
     assert overall.pass_hat[1] == pytest.approx((0.75 + 0.5) / 2)
     assert overall.success_rate == pytest.approx(4 / 6)
-    rows = table(render_report(evaluation, {"model": "m", "seeds": "1-2", "duration_s": 1.0}), "Per task")
+    rows = table(
+        render_report(evaluation, {"model": "m", "seeds": "1-2", "duration_s": 1.0}), "Per task"
+    )
     assert rows[0]["pass^2"] == "0.500" and rows[1]["Std. error"] == "n/a"
 
 
@@ -122,10 +138,21 @@ def test_seed_specs() -> None:
 
 
 def test_the_plan_is_seed_then_repeat_then_task() -> None:
-    cards = [TaskCard(id=name, env="servicebench", title=name, difficulty="easy", description=name, max_steps=3)
-             for name in ("x", "y")]
+    cards = [
+        TaskCard(
+            id=name,
+            env="servicebench",
+            title=name,
+            difficulty="easy",
+            description=name,
+            max_steps=3,
+        )
+        for name in ("x", "y")
+    ]
     plan = plan_episodes(cards, (5, 9), 2)
-    assert [(p.seed, p.repeat, p.card.id) for p in plan] == list(product((5, 9), (0, 1), ("x", "y")))
+    assert [(p.seed, p.repeat, p.card.id) for p in plan] == list(
+        product((5, 9), (0, 1), ("x", "y"))
+    )
     assert [p.index for p in plan] == list(range(8))
 
 
@@ -136,8 +163,17 @@ def test_concurrent_episodes_print_whole_blocks_in_plan_order() -> None:
     from servicebench_support_queue.agents.output import Redactor, StructuredLog
     from servicebench_support_queue.agents.sweep import play_all
 
-    cards = [TaskCard(id=f"t{i}", env="servicebench", title="t", difficulty="easy", description="t", max_steps=3)
-             for i in range(6)]
+    cards = [
+        TaskCard(
+            id=f"t{i}",
+            env="servicebench",
+            title="t",
+            difficulty="easy",
+            description="t",
+            max_steps=3,
+        )
+        for i in range(6)
+    ]
     plan = plan_episodes(cards, (None,), 1)
     clients_used: list[Any] = []
 
@@ -151,14 +187,21 @@ def test_concurrent_episodes_print_whole_blocks_in_plan_order() -> None:
 
     stdout = io.StringIO()
     printed, finished = [], []
-    play_all(plan, play, StructuredLog(Redactor(), stdout), ["c1", "c2", "c3"],  # type: ignore[list-item]
-             lambda r: printed.append(r["index"]), lambda r: finished.append(r["index"]))
+    play_all(
+        plan,
+        play,
+        StructuredLog(Redactor(), stdout),
+        ["c1", "c2", "c3"],  # type: ignore[list-item]
+        lambda r: printed.append(r["index"]),
+        lambda r: finished.append(r["index"]),
+    )
     assert printed == list(range(6)) and finished != printed and sorted(finished) == printed
     assert set(clients_used) == {"c1", "c2", "c3"}
     lines = stdout.getvalue().splitlines()
     assert [line.split()[0] for line in lines] == ["[START]", "[STEP]", "[END]"] * 6
-    assert [line for line in lines if line.startswith("[START]")] == \
-        [f"[START] task=t{i} env=servicebench model=m" for i in range(6)]
+    assert [line for line in lines if line.startswith("[START]")] == [
+        f"[START] task=t{i} env=servicebench model=m" for i in range(6)
+    ]
 
 
 def test_time_budget_is_shared_among_the_episodes_still_to_come() -> None:
@@ -179,7 +222,9 @@ def test_progress_lines_when_stderr_is_not_a_terminal() -> None:
         for index in range(20):
             progress.advance(1.0 if index % 2 else 0.0, bool(index % 2))
     lines = stream.getvalue().splitlines()
-    assert len(lines) == 10 and lines[-1].startswith("progress: 20/20 episodes (100%), mean score 0.500, 10 successful")
+    assert len(lines) == 10 and lines[-1].startswith(
+        "progress: 20/20 episodes (100%), mean score 0.500, 10 successful"
+    )
     quiet = io.StringIO()
     with Progress(20, quiet, enabled=False) as progress:
         progress.advance(1.0, True)
@@ -193,15 +238,25 @@ def test_every_sweep_logs_only_structured_lines_and_hides_the_token(runs: dict[s
     assert_clean(runs)
 
 
-def test_sweep_plays_every_task_on_every_seed_k_times(runs: dict[str, Run], cards: list[TaskCard]) -> None:
+def test_sweep_plays_every_task_on_every_seed_k_times(
+    runs: dict[str, Run], cards: list[TaskCard]
+) -> None:
     run = completed(runs["sweep"])
     episodes, lines = run.episodes, trajectories(run)
-    expected = [(seed, repeat, task) for seed, repeat, task in product(SEEDS, range(REPEATS), ids(cards))]
+    expected = [
+        (seed, repeat, task) for seed, repeat, task in product(SEEDS, range(REPEATS), ids(cards))
+    ]
     assert [(line["seed"], line["repeat"], line["task_id"]) for line in lines] == expected
     assert len(episodes) == len(expected) == len(cards) * len(SEEDS) * REPEATS
-    for episode, line in zip(episodes, lines):
-        assert (episode.task, episode.env, episode.model) == (line["task_id"], line["env"], "fallback")
-        assert episode.success is line["success"] and f"{line['score']:.3f}" == f"{episode.score:.3f}"
+    for episode, line in zip(episodes, lines, strict=True):
+        assert (episode.task, episode.env, episode.model) == (
+            line["task_id"],
+            line["env"],
+            "fallback",
+        )
+        assert (
+            episode.success is line["success"] and f"{line['score']:.3f}" == f"{episode.score:.3f}"
+        )
         assert [s["action"] for s in episode.steps] == [t["action"] for t in line["trajectory"]]
         assert [f"{r:.2f}" for r in line["rewards"]] == [s["reward"] for s in episode.steps]
     assert run.results["tasks"] == lines, "the results file keeps every episode's record"
@@ -213,7 +268,9 @@ def pass_hat_by_hand(lines: list[dict[str, Any]], task_id: str, k: int) -> float
     """Independent of agents.stats: C(c, k) / C(n, k) per seed, averaged."""
     values = []
     for seed in SEEDS:
-        trials = [line["success"] for line in lines if line["task_id"] == task_id and line["seed"] == seed]
+        trials = [
+            line["success"] for line in lines if line["task_id"] == task_id and line["seed"] == seed
+        ]
         values.append(math.comb(sum(trials), k) / math.comb(len(trials), k))
     return sum(values) / len(values)
 
@@ -224,7 +281,7 @@ def test_sweep_tables_match_its_trajectories(runs: dict[str, Run], cards: list[T
     report = (run.cwd / "report.md").read_text()
     rows = table(report, "Per task")
     assert [row["Task"] for row in rows] == [f"`{task_id}`" for task_id in ids(cards)]
-    for row, task in zip(rows, aggregate["tasks"]):
+    for row, task in zip(rows, aggregate["tasks"], strict=True):
         task_id = row["Task"].strip("`")
         scores = [line["score"] for line in lines if line["task_id"] == task_id]
         assert (row["Instances"], row["Episodes"]) == (str(len(SEEDS)), str(len(scores)))
@@ -260,9 +317,14 @@ def test_pass_hat_k_of_an_inconsistent_model(runs: dict[str, Run]) -> None:
     [task] = run.results["aggregate"]["tasks"]
     assert task["mean_score"] == pytest.approx(5 / 6, abs=1e-6)
     assert task["stderr"] == pytest.approx(1 / 6, abs=1e-6)  # stdev(2/3, 1) / sqrt(2)
-    expected: dict[str, Optional[float]] = {"1": (2 / 3 + 1) / 2, "2": (1 / 3 + 1) / 2, "3": (0 + 1) / 2}
+    expected: dict[str, float | None] = {
+        "1": (2 / 3 + 1) / 2,
+        "2": (1 / 3 + 1) / 2,
+        "3": (0 + 1) / 2,
+    }
     assert task["pass_hat_k"] == pytest.approx(expected, abs=1e-6)
     [row] = table((run.cwd / "report.md").read_text(), "Per task")
-    assert [row[c] for c in ("Mean score", "Std. error", "Success rate", "pass^1", "pass^2", "pass^3")] == \
-        ["0.833", "0.167", "0.833", "0.833", "0.667", "0.500"]
+    assert [
+        row[c] for c in ("Mean score", "Std. error", "Success rate", "pass^1", "pass^2", "pass^3")
+    ] == ["0.833", "0.167", "0.833", "0.833", "0.667", "0.500"]
     assert run.results["aggregate"]["overall"]["pass_hat_k"] == task["pass_hat_k"]

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from servicebench_support_queue.mock_services import BASE, BilledLine, coupon_discount, dollars, order_lines, to_cents
+from servicebench_support_queue.mock_services import (
+    BASE,
+    BilledLine,
+    coupon_discount,
+    dollars,
+    order_lines,
+    to_cents,
+)
 
 
 def coupon(kind: str, eligible: list[str] | None, **value: float) -> dict:
@@ -42,4 +49,6 @@ def test_an_unknown_coupon_or_a_missing_list_price_is_an_error_not_a_zero():
     with pytest.raises(ValueError, match="unknown type"):
         coupon_discount(coupon("buy_one_get_one", None), LINES)
     with pytest.raises(ValueError, match="list price"):
-        coupon_discount(coupon("percent_off_list_price", None, percent=10), [BilledLine("SKU-1", 1, 8000)])
+        coupon_discount(
+            coupon("percent_off_list_price", None, percent=10), [BilledLine("SKU-1", 1, 8000)]
+        )

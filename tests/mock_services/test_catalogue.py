@@ -29,20 +29,26 @@ def state() -> ServiceState:
 
 
 def test_catalogue_is_exactly_the_seed_tables():
-    found = {(row["service"], row["endpoint"], row["method"]):
-             {name: spec["required"] for name, spec in row["params"].items()}
-             for row in ENDPOINT_CATALOGUE}
+    found = {
+        (row["service"], row["endpoint"], row["method"]): {
+            name: spec["required"] for name, spec in row["params"].items()
+        }
+        for row in ENDPOINT_CATALOGUE
+    }
     assert found == SEED_TABLE
     assert len(ENDPOINT_CATALOGUE) == 11
 
 
-@pytest.mark.parametrize("service, path, method, status, hint", [
-    ("billing", "/users/lookup", "GET", 404, "user, order, inventory"),
-    ("order", "/orders/cancel", "POST", 404, "/orders/process-refund"),
-    ("order", "/users/lookup", "GET", 404, "belongs to service 'user'"),
-    ("user", "/users/lookup", "POST", 405, "use GET"),
-    ("order", "/orders/process-refund", "DELETE", 405, "use POST"),
-])
+@pytest.mark.parametrize(
+    "service, path, method, status, hint",
+    [
+        ("billing", "/users/lookup", "GET", 404, "user, order, inventory"),
+        ("order", "/orders/cancel", "POST", 404, "/orders/process-refund"),
+        ("order", "/users/lookup", "GET", 404, "belongs to service 'user'"),
+        ("user", "/users/lookup", "POST", 405, "use GET"),
+        ("order", "/orders/process-refund", "DELETE", 405, "use POST"),
+    ],
+)
 def test_unknown_routes_say_what_exists(state, service, path, method, status, hint):
     code, body = call(state, service, path, method, user_id="USR-001")
     assert code == status and hint in body["error"]

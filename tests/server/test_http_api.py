@@ -10,12 +10,26 @@ from fastapi.testclient import TestClient
 from servicebench_support_queue.server.app import create_app
 from servicebench_support_queue.server.settings import Settings
 
-LOOKUP_JANE = {"service": "user", "endpoint": "/users/lookup", "method": "GET",
-               "params": {"email": "jane.doe@example.com"}}
-LOOKUP_ORDER = {"service": "order", "endpoint": "/orders/lookup", "method": "GET",
-                "params": {"order_id": "ORD-1005"}}
-TRIAGE = {"priority": "P3", "queue": "billing", "disposition": "respond",
-          "summary": "s", "response": "r", "confidence": 0.5}
+LOOKUP_JANE = {
+    "service": "user",
+    "endpoint": "/users/lookup",
+    "method": "GET",
+    "params": {"email": "jane.doe@example.com"},
+}
+LOOKUP_ORDER = {
+    "service": "order",
+    "endpoint": "/orders/lookup",
+    "method": "GET",
+    "params": {"order_id": "ORD-1005"},
+}
+TRIAGE = {
+    "priority": "P3",
+    "queue": "billing",
+    "disposition": "respond",
+    "summary": "s",
+    "response": "r",
+    "confidence": 0.5,
+}
 
 
 @pytest.fixture()
@@ -43,10 +57,17 @@ def test_empty_reset_starts_servicebench_task_one(client: TestClient) -> None:
 
 @pytest.mark.parametrize(
     ("task_id", "expected"),
-    [(1, "order_status_lookup"), (2, "return_and_refund"), (3, "billing_discrepancy"),
-     ("2", "return_and_refund"), ("billing_discrepancy", "billing_discrepancy")],
+    [
+        (1, "order_status_lookup"),
+        (2, "return_and_refund"),
+        (3, "billing_discrepancy"),
+        ("2", "return_and_refund"),
+        ("billing_discrepancy", "billing_discrepancy"),
+    ],
 )
-def test_servicebench_task_ids_and_integer_aliases(client: TestClient, task_id: Any, expected: str) -> None:
+def test_servicebench_task_ids_and_integer_aliases(
+    client: TestClient, task_id: Any, expected: str
+) -> None:
     assert reset(client, {"task_id": task_id})["observation"]["task_id"] == expected
 
 
@@ -66,7 +87,9 @@ def test_step_accepts_envelope_bare_action_and_header(client: TestClient) -> Non
     step = client.post("/step", json=LOOKUP_ORDER, headers={"X-Episode-Id": episode}).json()
     assert step["episode_id"] == episode and step["done"] is True
     assert step["observation"]["task_completed"] is True
-    assert client.get("/state", params={"episode_id": episode}).json()["cumulative_reward"] == pytest.approx(1.0)
+    assert client.get("/state", params={"episode_id": episode}).json()[
+        "cumulative_reward"
+    ] == pytest.approx(1.0)
     assert client.get("/state", params={"episode_id": other}).json()["step_count"] == 0
 
 
@@ -83,17 +106,25 @@ def test_require_episode_id_turns_the_latest_fallback_off() -> None:
     refused = client.post("/step", json=LOOKUP_JANE)
     assert refused.status_code == 400 and "episode_id" in refused.json()["detail"]
     assert client.get("/state").status_code == 400
-    assert client.post("/step", json={"action": LOOKUP_JANE, "episode_id": episode}).status_code == 200
+    assert (
+        client.post("/step", json={"action": LOOKUP_JANE, "episode_id": episode}).status_code == 200
+    )
 
 
 def test_interleaved_episodes_stay_isolated(client: TestClient) -> None:
     a = reset(client, {"task_id": 2})["episode_id"]
     b = reset(client, {"task_id": 2})["episode_id"]
-    refund = {"service": "order", "endpoint": "/orders/process-refund", "method": "POST",
-              "params": {"order_id": "ORD-1005", "amount": 49.99, "reason": "damaged"}}
+    refund = {
+        "service": "order",
+        "endpoint": "/orders/process-refund",
+        "method": "POST",
+        "params": {"order_id": "ORD-1005", "amount": 49.99, "reason": "damaged"},
+    }
     client.post("/step", json={"action": refund, "episode_id": a})
     lookup_b = client.post("/step", json={"action": LOOKUP_ORDER, "episode_id": b}).json()
-    assert "49.99" not in str(lookup_b["observation"]["api_response"].get("data", {}).get("refunds", ""))
+    assert "49.99" not in str(
+        lookup_b["observation"]["api_response"].get("data", {}).get("refunds", "")
+    )
     state_a = client.get("/state", params={"episode_id": a}).json()
     state_b = client.get("/state", params={"episode_id": b}).json()
     assert state_a["step_count"] == 1 and state_b["step_count"] == 1
@@ -127,7 +158,9 @@ def test_step_after_done_is_409_and_changes_nothing(client: TestClient) -> None:
         ({"episode_id": "has spaces"}, 422, "episode_id"),
     ],
 )
-def test_bad_reset_bodies_are_4xx_naming_the_problem(client: TestClient, body: Any, status: int, needle: str) -> None:
+def test_bad_reset_bodies_are_4xx_naming_the_problem(
+    client: TestClient, body: Any, status: int, needle: str
+) -> None:
     response = client.post("/reset", json=body)
     assert response.status_code == status
     assert needle in response.json()["detail"]
@@ -142,7 +175,9 @@ def test_thousands_of_bad_fields_get_a_short_answer(client: TestClient) -> None:
 
 def test_malformed_json_is_400(client: TestClient) -> None:
     for path in ("/reset", "/step", "/servicebench/step"):
-        response = client.post(path, content=b"{not json", headers={"Content-Type": "application/json"})
+        response = client.post(
+            path, content=b"{not json", headers={"Content-Type": "application/json"}
+        )
         assert response.status_code == 400 and "JSON" in response.json()["detail"]
 
 
@@ -150,7 +185,11 @@ def test_bad_step_bodies_are_rejected_without_advancing(client: TestClient) -> N
     episode = reset(client, {"task_id": "easy_inbox_cleanup"})["episode_id"]
     cases = [
         ({"action": {**TRIAGE, "priority": "P9"}, "episode_id": episode}, 422, "action.priority"),
-        ({"action": {**TRIAGE, "confidence": 1.5}, "episode_id": episode}, 422, "action.confidence"),
+        (
+            {"action": {**TRIAGE, "confidence": 1.5}, "episode_id": episode},
+            422,
+            "action.confidence",
+        ),
         ({"action": {**TRIAGE, "extra": 1}, "episode_id": episode}, 422, "action.extra"),
         ({"action": "P1", "episode_id": episode}, 422, "action"),
         ({"action": TRIAGE, "episode_id": episode, "junk": 1}, 422, "junk"),
@@ -168,8 +207,11 @@ def test_bad_step_bodies_are_rejected_without_advancing(client: TestClient) -> N
 
 def test_body_over_the_limit_is_413() -> None:
     client = TestClient(create_app(Settings(max_body_bytes=1024)))
-    response = client.post("/reset", content=b'{"task_id": "' + b"x" * 2048 + b'"}',
-                           headers={"Content-Type": "application/json"})
+    response = client.post(
+        "/reset",
+        content=b'{"task_id": "' + b"x" * 2048 + b'"}',
+        headers={"Content-Type": "application/json"},
+    )
     assert response.status_code == 413 and "limit" in response.json()["detail"]
 
 
@@ -184,7 +226,9 @@ def test_prefix_surfaces_serve_one_env_each(client: TestClient) -> None:
     sq = reset(client, path="/support_queue/reset")
     assert sb["observation"]["task_id"] == "order_status_lookup"
     assert sq["observation"]["task_id"] == "easy_inbox_cleanup"
-    wrong = client.post("/servicebench/step", json={"action": TRIAGE, "episode_id": sq["episode_id"]})
+    wrong = client.post(
+        "/servicebench/step", json={"action": TRIAGE, "episode_id": sq["episode_id"]}
+    )
     assert wrong.status_code == 404
     refused = client.post("/support_queue/reset", json={"task_id": 1})
     assert refused.status_code == 404
@@ -198,13 +242,19 @@ def test_prefix_surfaces_serve_one_env_each(client: TestClient) -> None:
 def test_tasks_lists_all_six_with_budgets(client: TestClient) -> None:
     tasks = client.get("/tasks").json()["tasks"]
     assert [(t["env"], t["id"]) for t in tasks] == [
-        ("servicebench", "order_status_lookup"), ("servicebench", "return_and_refund"),
-        ("servicebench", "billing_discrepancy"), ("support_queue", "easy_inbox_cleanup"),
-        ("support_queue", "medium_sla_defense"), ("support_queue", "hard_exec_escalations"),
+        ("servicebench", "order_status_lookup"),
+        ("servicebench", "return_and_refund"),
+        ("servicebench", "billing_discrepancy"),
+        ("support_queue", "easy_inbox_cleanup"),
+        ("support_queue", "medium_sla_defense"),
+        ("support_queue", "hard_exec_escalations"),
     ]
     assert all(t["max_steps"] > 0 and t["title"] and t["description"] for t in tasks)
     assert [t["id"] for t in client.get("/support_queue/tasks").json()["tasks"]] == [
-        "easy_inbox_cleanup", "medium_sla_defense", "hard_exec_escalations"]
+        "easy_inbox_cleanup",
+        "medium_sla_defense",
+        "hard_exec_escalations",
+    ]
 
 
 def test_info_routes(client: TestClient) -> None:
@@ -226,8 +276,12 @@ def test_mcp_speaks_json_rpc_and_shares_episodes_with_http(client: TestClient) -
     assert {t["name"] for t in tools["result"]["tools"]} == {"reset", "step", "state", "list_tasks"}
 
     def call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        body = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-                "params": {"name": name, "arguments": arguments}}
+        body = {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": name, "arguments": arguments},
+        }
         return client.post("/servicebench/mcp", json=body).json()["result"]
 
     started = call("reset", {"task_id": 1})["structuredContent"]["result"]
@@ -242,28 +296,42 @@ def test_mcp_speaks_json_rpc_and_shares_episodes_with_http(client: TestClient) -
 
 @pytest.mark.parametrize("prefix", ["", "/servicebench", "/support_queue"])
 def test_http_and_mcp_describe_an_action_with_one_schema_and_name_the_package_version(
-        client: TestClient, prefix: str) -> None:
+    client: TestClient, prefix: str
+) -> None:
     from servicebench_support_queue import __version__
 
     openapi = client.get(f"{prefix}/openapi.json").json()
     body = openapi["paths"]["/step"]["post"]["requestBody"]["content"]["application/json"]["schema"]
     envelope, bare_action = body["anyOf"]
-    tools = client.post(f"{prefix}/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).json()
+    tools = client.post(
+        f"{prefix}/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    ).json()
     step_tool = next(tool for tool in tools["result"]["tools"] if tool["name"] == "step")
-    assert envelope["properties"]["action"] == bare_action == step_tool["inputSchema"]["properties"]["action"]
+    assert (
+        envelope["properties"]["action"]
+        == bare_action
+        == step_tool["inputSchema"]["properties"]["action"]
+    )
     names = {option.get("title") for option in bare_action.get("anyOf", [bare_action])}
-    expected = {"": {"ServiceBenchAction", "SupportQueueAction"}, "/servicebench": {"ServiceBenchAction"},
-                "/support_queue": {"SupportQueueAction"}}[prefix]
+    expected = {
+        "": {"ServiceBenchAction", "SupportQueueAction"},
+        "/servicebench": {"ServiceBenchAction"},
+        "/support_queue": {"SupportQueueAction"},
+    }[prefix]
     assert names == expected
-    hello = client.post(f"{prefix}/mcp", json={"jsonrpc": "2.0", "id": 2, "method": "initialize"}).json()
+    hello = client.post(
+        f"{prefix}/mcp", json={"jsonrpc": "2.0", "id": 2, "method": "initialize"}
+    ).json()
     assert hello["result"]["serverInfo"]["version"] == openapi["info"]["version"] == __version__
     assert client.get(f"{prefix}/metadata").json()["version"] == __version__
 
 
 @pytest.mark.parametrize("prefix", ["", "/support_queue"])
-def test_whole_support_queue_episode_over_http_matches_in_process(client: TestClient, prefix: str) -> None:
-    from servicebench_support_queue.server.support_queue.heuristic import triage
+def test_whole_support_queue_episode_over_http_matches_in_process(
+    client: TestClient, prefix: str
+) -> None:
     from servicebench_support_queue.server.support_queue.environment import SupportQueueEnvironment
+    from servicebench_support_queue.server.support_queue.heuristic import triage
 
     local = SupportQueueEnvironment()
     local_observation = local.reset(task_id="medium_sla_defense")
@@ -273,12 +341,15 @@ def test_whole_support_queue_episode_over_http_matches_in_process(client: TestCl
         action = triage(result["observation"]).model_dump(exclude={"metadata"})
         assert action == triage(local_observation).model_dump(exclude={"metadata"})
         local_observation = local.step(triage(local_observation))
-        result = client.post(f"{prefix}/step", json={"action": action, "episode_id": episode}).json()
+        result = client.post(
+            f"{prefix}/step", json={"action": action, "episode_id": episode}
+        ).json()
         assert result["reward"] == pytest.approx(local_observation.reward)
         rewards.append(result["reward"])
     state = client.get(f"{prefix}/state", params={"episode_id": episode}).json()
     assert len(rewards) == 3 and state["processed_ticket_ids"] == [
-        g["ticket_id"] for g in state["grading_history"]]
+        g["ticket_id"] for g in state["grading_history"]
+    ]
     assert state["average_reward"] == pytest.approx(local.score) == pytest.approx(sum(rewards) / 3)
 
 

@@ -13,28 +13,41 @@ import random
 import signal
 import socket
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Iterator, Optional
+from typing import Any
 
 import httpx
 import pytest
+from server_process import running_server
+from uvicorn_process import started_server
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect as ws_connect
 
-from servicebench_support_queue.models import DISPOSITIONS, PRIORITIES, QUEUES, ServiceBenchAction, SupportQueueAction
-from servicebench_support_queue.server.servicebench.oracle import next_action
+from servicebench_support_queue.models import (
+    DISPOSITIONS,
+    PRIORITIES,
+    QUEUES,
+    ServiceBenchAction,
+    SupportQueueAction,
+)
 from servicebench_support_queue.server.servicebench.environment import ServiceBenchEnvironment
+from servicebench_support_queue.server.servicebench.oracle import next_action
 from servicebench_support_queue.server.support_queue.environment import SupportQueueEnvironment
-from server_process import running_server
-from uvicorn_process import started_server
 
-LIMITS = {"MAX_LIVE_EPISODES": "3", "EPISODE_TTL_SECONDS": "3", "MAX_BODY_BYTES": "2048",
-          "MAX_WS_SESSIONS": "2"}
+LIMITS = {
+    "MAX_LIVE_EPISODES": "3",
+    "EPISODE_TTL_SECONDS": "3",
+    "MAX_BODY_BYTES": "2048",
+    "MAX_WS_SESSIONS": "2",
+}
 TTL_SECONDS = float(LIMITS["EPISODE_TTL_SECONDS"])
 CONNECTIONS = 8
 WRONG_TURNS = (
     ServiceBenchAction(service="user", endpoint="/users/list", params={"page": 2}),
-    ServiceBenchAction(service="inventory", endpoint="/inventory/check-stock", params={"sku": "SKU-445"}),
+    ServiceBenchAction(
+        service="inventory", endpoint="/inventory/check-stock", params={"sku": "SKU-445"}
+    ),
     ServiceBenchAction(service="order", endpoint="/orders/lookup", params={"order_id": "ORD-9999"}),
     ServiceBenchAction(service="user", endpoint="/users/lookup"),
     ServiceBenchAction(service="billing", endpoint="/invoices"),
@@ -49,6 +62,7 @@ def limited_server() -> Iterator[str]:
 
 
 # --------------------------------------------------------------- concurrent episodes
+
 
 @dataclass(frozen=True)
 class SoloEpisode:
@@ -68,7 +82,7 @@ def final_state(env: Any) -> dict[str, Any]:
     return state
 
 
-def solo_servicebench(task_id: str, seed: Optional[int], rng: random.Random) -> SoloEpisode:
+def solo_servicebench(task_id: str, seed: int | None, rng: random.Random) -> SoloEpisode:
     """The oracle's path with seeded wrong turns (irrelevant, failing and repeated calls)."""
     env = ServiceBenchEnvironment()
     observation = env.reset(task_id=task_id, seed=seed)
@@ -83,40 +97,58 @@ def solo_servicebench(task_id: str, seed: Optional[int], rng: random.Random) -> 
         history.append(observation)
         actions.append(action)
         rewards.append(observation.reward)
-    return SoloEpisode({"env": "servicebench", "task_id": task_id, "seed": seed},
-                       tuple(a.model_dump(exclude={"metadata"}) for a in actions), tuple(rewards), env.score,
-                       final_state(env))
+    return SoloEpisode(
+        {"env": "servicebench", "task_id": task_id, "seed": seed},
+        tuple(a.model_dump(exclude={"metadata"}) for a in actions),
+        tuple(rewards),
+        env.score,
+        final_state(env),
+    )
 
 
-def solo_support_queue(task_id: str, seed: Optional[int], rng: random.Random) -> SoloEpisode:
+def solo_support_queue(task_id: str, seed: int | None, rng: random.Random) -> SoloEpisode:
     """Seeded random triage decisions, so that scores differ from episode to episode."""
     env = SupportQueueEnvironment()
     observation = env.reset(task_id=task_id, seed=seed)
     actions, rewards = [], []
     while not observation.done:
         action = SupportQueueAction(
-            priority=rng.choice(PRIORITIES), queue=rng.choice(QUEUES), disposition=rng.choice(DISPOSITIONS),
-            summary=f"triage note {rng.randrange(10**6)}", response="We are looking into it.",
-            confidence=round(rng.random(), 3))
+            priority=rng.choice(PRIORITIES),
+            queue=rng.choice(QUEUES),
+            disposition=rng.choice(DISPOSITIONS),
+            summary=f"triage note {rng.randrange(10**6)}",
+            response="We are looking into it.",
+            confidence=round(rng.random(), 3),
+        )
         observation = env.step(action)
         actions.append(action.model_dump(exclude={"metadata"}))
         rewards.append(observation.reward)
-    return SoloEpisode({"env": "support_queue", "task_id": task_id, "seed": seed},
-                       tuple(actions), tuple(rewards), env.score, final_state(env))
+    return SoloEpisode(
+        {"env": "support_queue", "task_id": task_id, "seed": seed},
+        tuple(actions),
+        tuple(rewards),
+        env.score,
+        final_state(env),
+    )
 
 
 def solo_episodes(count: int, seed: int = 7) -> list[SoloEpisode]:
     rng = random.Random(seed)
     episodes = []
     for number in range(count):
-        env_cls, play = ((ServiceBenchEnvironment, solo_servicebench) if number % 2 == 0
-                         else (SupportQueueEnvironment, solo_support_queue))
+        env_cls, play = (
+            (ServiceBenchEnvironment, solo_servicebench)
+            if number % 2 == 0
+            else (SupportQueueEnvironment, solo_support_queue)
+        )
         card = rng.choice(env_cls.tasks)
         episodes.append(play(card.id, rng.choice([None, 1, 2, 3]), rng))
     return episodes
 
 
-async def play_interleaved(url: str, episodes: list[SoloEpisode]) -> list[tuple[str, list[float], dict]]:
+async def play_interleaved(
+    url: str, episodes: list[SoloEpisode]
+) -> list[tuple[str, list[float], dict]]:
     """Reset every episode, wait until all are live, then step them all at once."""
     all_live = asyncio.Barrier(len(episodes))
     in_flight = asyncio.Semaphore(CONNECTIONS)  # httpx's pool is slow with many waiters
@@ -135,19 +167,27 @@ async def play_interleaved(url: str, episodes: list[SoloEpisode]) -> list[tuple[
             await all_live.wait()
             rewards = []
             for action in episode.actions:
-                result = await call("POST", "/step", json={"action": action, "episode_id": episode_id})
+                result = await call(
+                    "POST", "/step", json={"action": action, "episode_id": episode_id}
+                )
                 rewards.append(result["reward"])
-            return episode_id, rewards, await call("GET", "/state", params={"episode_id": episode_id})
+            return (
+                episode_id,
+                rewards,
+                await call("GET", "/state", params={"episode_id": episode_id}),
+            )
 
         return await asyncio.gather(*(play(episode) for episode in episodes))
 
 
 def test_1000_interleaved_episodes_each_score_exactly_as_alone(live_server: str) -> None:
     episodes = solo_episodes(1000)
-    assert len({episode.score for episode in episodes}) > 10, "the mix must not be one repeated episode"
+    assert len({episode.score for episode in episodes}) > 10, (
+        "the mix must not be one repeated episode"
+    )
     results = asyncio.run(play_interleaved(live_server, episodes))
     assert len({episode_id for episode_id, _, _ in results}) == len(episodes)
-    for episode, (episode_id, rewards, state) in zip(episodes, results):
+    for episode, (episode_id, rewards, state) in zip(episodes, results, strict=True):
         assert rewards == list(episode.rewards), episode.reset
         assert state.pop("episode_id") == episode_id
         assert state == episode.state, episode.reset  # the whole history, milestones and score
@@ -156,7 +196,8 @@ def test_1000_interleaved_episodes_each_score_exactly_as_alone(live_server: str)
 
 # --------------------------------------------------------------- cap, TTL, body limit
 
-def reset(client: httpx.Client, body: Optional[dict] = None) -> str:
+
+def reset(client: httpx.Client, body: dict | None = None) -> str:
     response = client.post("/reset", json=body or {"task_id": "order_status_lookup"})
     assert response.status_code == 200, response.text
     return response.json()["episode_id"]
@@ -169,9 +210,14 @@ def state_status(client: httpx.Client, episode_id: str) -> int:
 def test_at_the_cap_finished_episodes_go_first_then_the_longest_idle(limited_server: str) -> None:
     with httpx.Client(base_url=limited_server, timeout=10) as client:
         idle, finished, older = reset(client), reset(client), reset(client)
-        for action in ({"service": "user", "endpoint": "/users/lookup",
-                        "params": {"email": "jane.doe@example.com"}},
-                       {"service": "order", "endpoint": "/orders/lookup", "params": {"order_id": "ORD-1005"}}):
+        for action in (
+            {
+                "service": "user",
+                "endpoint": "/users/lookup",
+                "params": {"email": "jane.doe@example.com"},
+            },
+            {"service": "order", "endpoint": "/orders/lookup", "params": {"order_id": "ORD-1005"}},
+        ):
             result = client.post("/step", json={"action": action, "episode_id": finished}).json()
         assert result["done"] is True
         assert state_status(client, idle) == 200  # used: `older` is now the longest idle
@@ -189,8 +235,10 @@ def test_an_idle_episode_expires_after_the_ttl(limited_server: str) -> None:
         time.sleep(TTL_SECONDS / 2)
         assert state_status(client, kept) == 200  # use resets the idle clock
         time.sleep(TTL_SECONDS / 2 + 0.6)
-        response = client.post("/step", json={"action": {"service": "user", "endpoint": "/users/list"},
-                                              "episode_id": expiring})
+        response = client.post(
+            "/step",
+            json={"action": {"service": "user", "endpoint": "/users/list"}, "episode_id": expiring},
+        )
         assert response.status_code == 404 and "expired" in response.json()["detail"]
         assert state_status(client, kept) == 200
 
@@ -208,7 +256,9 @@ def test_a_body_over_the_limit_answers_413(limited_server: str) -> None:
                 answer = response.json()  # MCP's is a JSON-RPC error object
                 detail = answer["error"]["message"] if path == "/mcp" else answer["detail"]
                 assert "MAX_BODY_BYTES" in detail
-        assert client.post("/reset", json={"task_id": "x" * (limit // 2)}).status_code == 404  # read, refused
+        assert (
+            client.post("/reset", json={"task_id": "x" * (limit // 2)}).status_code == 404
+        )  # read, refused
     with ws_connect(limited_server.replace("http", "ws") + "/servicebench/ws") as socket:
         socket.send(json.dumps({"type": "reset", "data": {"task_id": "x" * limit}}))
         assert json.loads(socket.recv())["type"] == "error"
@@ -219,7 +269,10 @@ def test_a_body_over_the_limit_answers_413(limited_server: str) -> None:
 def test_websocket_sessions_past_the_cap_are_refused_with_retry_later(limited_server: str) -> None:
     base = limited_server.replace("http", "ws")
     url = base + "/servicebench/ws"
-    with ws_connect(url) as first, ws_connect(base + "/ws") as second:  # one budget for all prefixes
+    with (
+        ws_connect(url) as first,
+        ws_connect(base + "/ws") as second,
+    ):  # one budget for all prefixes
         for session in (first, second):
             session.send(json.dumps({"type": "reset", "data": {}}))
             assert json.loads(session.recv())["type"] == "observation"
@@ -228,7 +281,9 @@ def test_websocket_sessions_past_the_cap_are_refused_with_retry_later(limited_se
             assert refusal["type"] == "error" and refusal["data"]["code"] == "CAPACITY_REACHED"
             with pytest.raises(ConnectionClosed) as closed:
                 third.recv()
-            assert closed.value.rcvd is not None and closed.value.rcvd.code == 1013  # try again later
+            assert (
+                closed.value.rcvd is not None and closed.value.rcvd.code == 1013
+            )  # try again later
         first.close()
         time.sleep(0.2)
         with ws_connect(url) as replacement:  # the freed slot is reused
@@ -238,6 +293,7 @@ def test_websocket_sessions_past_the_cap_are_refused_with_retry_later(limited_se
 
 # --------------------------------------------------------------- stalled clients, shutdown
 
+
 def stalled_socket(url: str, payload: bytes) -> socket.socket:
     host, port = url.removeprefix("http://").split(":")
     sock = socket.create_connection((host, int(port)))
@@ -246,13 +302,18 @@ def stalled_socket(url: str, payload: bytes) -> socket.socket:
 
 
 def test_stalled_and_non_reading_clients_do_not_block_others(live_server: str) -> None:
-    half_body = stalled_socket(live_server, b"POST /step HTTP/1.1\r\nHost: x\r\nContent-Type: application/json"
-                                            b"\r\nContent-Length: 500\r\n\r\n{\"action\": {\"serv")
+    half_body = stalled_socket(
+        live_server,
+        b"POST /step HTTP/1.1\r\nHost: x\r\nContent-Type: application/json"
+        b'\r\nContent-Length: 500\r\n\r\n{"action": {"serv',
+    )
     half_headers = stalled_socket(live_server, b"POST /reset HTTP/1.1\r\nHost: x\r\nContent-Le")
     try:
         ws_url = live_server.replace("http", "ws") + "/servicebench/ws"
-        with ws_connect(ws_url, close_timeout=0.5) as flooding, \
-                httpx.Client(base_url=live_server, timeout=5) as client:
+        with (
+            ws_connect(ws_url, close_timeout=0.5) as flooding,
+            httpx.Client(base_url=live_server, timeout=5) as client,
+        ):
             for _ in range(3000):  # ~12 MB of replies that it never reads
                 flooding.send('{"type": "reset", "data": {}}')
             started = time.monotonic()
@@ -268,8 +329,11 @@ def test_stalled_and_non_reading_clients_do_not_block_others(live_server: str) -
 def test_sigterm_lets_an_in_flight_request_finish(tmp_path: Any) -> None:
     body = json.dumps({"task_id": "billing_discrepancy"}).encode()
     with started_server({}, tmp_path / "server.log") as (process, url):
-        in_flight = stalled_socket(url, b"POST /reset HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                                        b"Content-Length: %d\r\n\r\n" % len(body) + body[:10])
+        in_flight = stalled_socket(
+            url,
+            b"POST /reset HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            b"Content-Length: %d\r\n\r\n" % len(body) + body[:10],
+        )
         time.sleep(0.3)
         process.send_signal(signal.SIGTERM)
         time.sleep(0.5)
@@ -283,12 +347,22 @@ def test_sigterm_lets_an_in_flight_request_finish(tmp_path: Any) -> None:
             response += chunk
         in_flight.close()
         assert response.startswith(b"HTTP/1.1 200"), response[:200]
-        assert json.loads(response.split(b"\r\n\r\n", 1)[1])["observation"]["task_id"] == "billing_discrepancy"
+        assert (
+            json.loads(response.split(b"\r\n\r\n", 1)[1])["observation"]["task_id"]
+            == "billing_discrepancy"
+        )
         # uvicorn re-raises the signal once shut down, so that a supervisor sees why it stopped
         assert process.wait(timeout=15) in (0, -signal.SIGTERM)
     log = (tmp_path / "server.log").read_text()
-    order = [log.index(line) for line in ("Shutting down", '"POST /reset HTTP/1.1" 200',
-                                          "Application shutdown complete", "Finished server process")]
+    order = [
+        log.index(line)
+        for line in (
+            "Shutting down",
+            '"POST /reset HTTP/1.1" 200',
+            "Application shutdown complete",
+            "Finished server process",
+        )
+    ]
     assert order == sorted(order), log
 
 
@@ -304,16 +378,33 @@ def test_the_fast_episode_routes_answer_exactly_as_the_fastapi_routes() -> None:
     without.user_middleware = [m for m in without.user_middleware if m.cls is not EpisodeRoutes]
     assert len(without.user_middleware) == len(create_app(Settings()).user_middleware) - 1
     fast, routed = TestClient(create_app(Settings())), TestClient(without)
-    step = {"action": {"service": "user", "endpoint": "/users/lookup", "params": {"user_id": "USR-003"}},
-            "episode_id": "parity"}
+    step = {
+        "action": {
+            "service": "user",
+            "endpoint": "/users/lookup",
+            "params": {"user_id": "USR-003"},
+        },
+        "episode_id": "parity",
+    }
     answers = []
     for client in (fast, routed):
-        reset = client.post("/reset", json={"task_id": "billing_discrepancy", "episode_id": "parity"})
+        reset = client.post(
+            "/reset", json={"task_id": "billing_discrepancy", "episode_id": "parity"}
+        )
         stepped = client.post("/step", json=step)
-        by_header = client.post("/step?episode_id=other", json=step["action"], headers={"X-Episode-Id": "parity"})
-        errors = (client.post("/reset", json={"task_id": "nope"}), client.post("/step", content=b"{bad"),
-                  client.post("/step", json={"action": {"service": 1}, "episode_id": "parity"}))
-        answers.append([(r.status_code, r.headers["content-type"], r.content)
-                        for r in (reset, stepped, by_header, *errors)])
+        by_header = client.post(
+            "/step?episode_id=other", json=step["action"], headers={"X-Episode-Id": "parity"}
+        )
+        errors = (
+            client.post("/reset", json={"task_id": "nope"}),
+            client.post("/step", content=b"{bad"),
+            client.post("/step", json={"action": {"service": 1}, "episode_id": "parity"}),
+        )
+        answers.append(
+            [
+                (r.status_code, r.headers["content-type"], r.content)
+                for r in (reset, stepped, by_header, *errors)
+            ]
+        )
     assert answers[0] == answers[1]
     assert [status for status, _, _ in answers[0]] == [200, 200, 200, 404, 400, 422]

@@ -16,10 +16,11 @@ routes it stands in for, in process and through a real uvicorn. For each answer:
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
-import asyncio
-from typing import Any, Awaitable, Callable, Iterator, Optional
+from collections.abc import Awaitable, Callable, Iterator
+from typing import Any
 
 import httpx
 import pytest
@@ -53,7 +54,9 @@ def routed_app() -> FastAPI:
 
 
 @pytest.fixture(params=["fast path", "FastAPI routes", "uvicorn"])
-def client(request: pytest.FixtureRequest, caplog: pytest.LogCaptureFixture) -> Iterator[OpenClient]:
+def client(
+    request: pytest.FixtureRequest, caplog: pytest.LogCaptureFixture
+) -> Iterator[OpenClient]:
     """Opens an async client of one way in: the app in process (fast path or FastAPI routes), or uvicorn."""
     if request.param == "uvicorn":
         url = request.getfixturevalue("battery_server")
@@ -61,7 +64,9 @@ def client(request: pytest.FixtureRequest, caplog: pytest.LogCaptureFixture) -> 
         return
     app = create_app(Settings()) if request.param == "fast path" else routed_app()
     with caplog.at_level(logging.ERROR):
-        yield lambda: httpx.AsyncClient(transport=httpx.ASGITransport(app), base_url="http://battery")
+        yield lambda: httpx.AsyncClient(
+            transport=httpx.ASGITransport(app), base_url="http://battery"
+        )
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR], caplog.text[-3000:]
 
 
@@ -78,7 +83,7 @@ async def read_state(client: httpx.AsyncClient, prefix: str, episode: str) -> by
     return response.content
 
 
-def headers(case: Case, episode: Optional[str] = None) -> dict[str, str]:
+def headers(case: Case, episode: str | None = None) -> dict[str, str]:
     found = {"X-Episode-Id": episode} if episode else {}
     return found | ({"Content-Type": case.content_type} if case.content_type is not None else {})
 
@@ -100,7 +105,9 @@ def http_error_problems(case: Case, response: httpx.Response) -> list[str]:
         answer = strict_json(response.content)
     except ValueError as exc:
         return [f"{case.name}: the answer is not strict JSON: {exc}"]
-    if response.status_code >= 400 and not (isinstance(answer, dict) and str(answer.get("detail", "")).strip()):
+    if response.status_code >= 400 and not (
+        isinstance(answer, dict) and str(answer.get("detail", "")).strip()
+    ):
         return [f"{case.name}: error without a detail: {response.text[:200]}"]
     return []
 
@@ -109,8 +116,13 @@ Sent = tuple[int, bool, list[str]]
 """One case's answer: (status, whether the episode accepted it, problems with the answer itself)."""
 
 
-async def play_battery(client: OpenClient, prefix: str, env: str, cases: list[Case],
-                       send: Callable[[httpx.AsyncClient, Case, str], Awaitable[Sent]]) -> list[str]:
+async def play_battery(
+    client: OpenClient,
+    prefix: str,
+    env: str,
+    cases: list[Case],
+    send: Callable[[httpx.AsyncClient, Case, str], Awaitable[Sent]],
+) -> list[str]:
     """Send each case at a live episode and judge the episode's state before and after it
     (readable and strict whatever happened); a case that was accepted moved the episode on,
     so the next one gets a fresh episode."""
@@ -130,17 +142,27 @@ async def play_battery(client: OpenClient, prefix: str, env: str, cases: list[Ca
 
 
 @pytest.mark.parametrize(("prefix", "env"), SURFACES)
-def test_hostile_steps_are_refused_and_change_nothing(client: OpenClient, prefix: str, env: str) -> None:
+def test_hostile_steps_are_refused_and_change_nothing(
+    client: OpenClient, prefix: str, env: str
+) -> None:
     async def send(http: httpx.AsyncClient, case: Case, episode: str) -> Sent:
-        response = await http.post(f"{prefix}/step", content=case.body, headers=headers(case, episode))
-        return response.status_code, response.status_code == 200, http_error_problems(case, response)
+        response = await http.post(
+            f"{prefix}/step", content=case.body, headers=headers(case, episode)
+        )
+        return (
+            response.status_code,
+            response.status_code == 200,
+            http_error_problems(case, response),
+        )
 
     problems = asyncio.run(play_battery(client, prefix, env, step_cases(env), send))
     assert not problems, "\n".join(problems[:40])
 
 
 @pytest.mark.parametrize(("prefix", "env"), SURFACES)
-def test_hostile_resets_are_refused_and_touch_no_episode(client: OpenClient, prefix: str, env: str) -> None:
+def test_hostile_resets_are_refused_and_touch_no_episode(
+    client: OpenClient, prefix: str, env: str
+) -> None:
     async def battery() -> list[str]:
         problems: list[str] = []
         async with client() as http:
@@ -148,11 +170,17 @@ def test_hostile_resets_are_refused_and_touch_no_episode(client: OpenClient, pre
             before = await read_state(http, prefix, episode)
             live_id = Case("the live episode's id", json.dumps({"episode_id": episode}).encode())
             for case in [*reset_cases(), live_id]:
-                response = await http.post(f"{prefix}/reset", content=case.body, headers=headers(case))
+                response = await http.post(
+                    f"{prefix}/reset", content=case.body, headers=headers(case)
+                )
                 after = await read_state(http, prefix, episode)
-                problems += judge(case, response.status_code, response.status_code == 200, before, after)
+                problems += judge(
+                    case, response.status_code, response.status_code == 200, before, after
+                )
                 problems += http_error_problems(case, response)
-            retaken = await http.post(f"{prefix}/reset", json={"task_id": TASK[env], "episode_id": episode})
+            retaken = await http.post(
+                f"{prefix}/reset", json={"task_id": TASK[env], "episode_id": episode}
+            )
             assert retaken.status_code == 409 and episode in retaken.json()["detail"]
         return problems
 
@@ -162,8 +190,11 @@ def test_hostile_resets_are_refused_and_touch_no_episode(client: OpenClient, pre
 
 # --------------------------------------------------------------------------- MCP
 
-def rpc(method: str, params: Optional[dict[str, Any]] = None, request_id: Any = 1) -> bytes:
-    return json.dumps({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params or {}}).encode()
+
+def rpc(method: str, params: dict[str, Any] | None = None, request_id: Any = 1) -> bytes:
+    return json.dumps(
+        {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params or {}}
+    ).encode()
 
 
 EPISODE = "@EPISODE@"
@@ -173,30 +204,73 @@ EPISODE = "@EPISODE@"
 def mcp_cases(env: str) -> list[Case]:
     """Each hostile step as the action of a tools/call, and hostile JSON-RPC envelopes."""
     episode = EPISODE
-    wrap = b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "step", ' \
-           b'"arguments": {"episode_id": "%s", "action": ' % episode.encode()
-    cases = [Case(f"tools/call step: {case.name}", wrap + (case.body or b"null") + b"}}}", case.content_type,
-                  refused=refused_as_bare_action(case)) for case in step_cases(env)]
+    wrap = (
+        b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "step", '
+        b'"arguments": {"episode_id": "%s", "action": ' % episode.encode()
+    )
+    cases = [
+        Case(
+            f"tools/call step: {case.name}",
+            wrap + (case.body or b"null") + b"}}}",
+            case.content_type,
+            refused=refused_as_bare_action(case),
+        )
+        for case in step_cases(env)
+    ]
     cases.append(Case("tools/list without Content-Type", rpc("tools/list"), None, refused=False))
     hostile_ids: list[Any] = [[1], {"a": 1}, True]
-    cases += [Case(f"id {request_id!r}", rpc("tools/list", request_id=request_id)) for request_id in hostile_ids]
-    cases += [Case(f"id {name}", b'{"jsonrpc": "2.0", "method": "tools/list", "id": ' + raw + b"}")
-              for name, raw in (("2^64", b"18446744073709551616"), ("NaN", b"NaN"), ("surrogate", b'"\\ud800"'))]
+    cases += [
+        Case(f"id {request_id!r}", rpc("tools/list", request_id=request_id))
+        for request_id in hostile_ids
+    ]
+    cases += [
+        Case(f"id {name}", b'{"jsonrpc": "2.0", "method": "tools/list", "id": ' + raw + b"}")
+        for name, raw in (
+            ("2^64", b"18446744073709551616"),
+            ("NaN", b"NaN"),
+            ("surrogate", b'"\\ud800"'),
+        )
+    ]
     cases += [
         Case("method not a string", b'{"jsonrpc": "2.0", "id": 1, "method": ["tools/list"]}'),
-        Case("method with a surrogate", b'{"jsonrpc": "2.0", "id": 1, "method": "tools/\\udc00list"}'),
+        Case(
+            "method with a surrogate", b'{"jsonrpc": "2.0", "id": 1, "method": "tools/\\udc00list"}'
+        ),
         Case("batch (an array)", b"[" + rpc("tools/list") + b"]"),
-        Case("params an array", b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": [1]}'),
+        Case(
+            "params an array", b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": [1]}'
+        ),
         Case("arguments an array", rpc("tools/call", {"name": "step", "arguments": [episode]})),
-        Case("arguments an empty array", rpc("tools/call", {"name": "list_tasks", "arguments": []})),
-        Case("params an empty array", b'{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": []}'),
+        Case(
+            "arguments an empty array", rpc("tools/call", {"name": "list_tasks", "arguments": []})
+        ),
+        Case(
+            "params an empty array",
+            b'{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": []}',
+        ),
         Case("arguments a number", rpc("tools/call", {"name": "list_tasks", "arguments": 0})),
         Case("tool name an array", rpc("tools/call", {"name": ["step"], "arguments": {}})),
-        Case("episode_id a list", rpc("tools/call", {"name": "state", "arguments": {"episode_id": [episode]}})),
-        Case("episode_id an object", rpc("tools/call", {"name": "step", "arguments": {
-            "episode_id": {"id": episode}, "action": VALID_ACTION[env]}})),
-        Case("reset onto the live episode", rpc("tools/call", {"name": "reset", "arguments": {
-            "task_id": TASK[env], "episode_id": episode}})),
+        Case(
+            "episode_id a list",
+            rpc("tools/call", {"name": "state", "arguments": {"episode_id": [episode]}}),
+        ),
+        Case(
+            "episode_id an object",
+            rpc(
+                "tools/call",
+                {
+                    "name": "step",
+                    "arguments": {"episode_id": {"id": episode}, "action": VALID_ACTION[env]},
+                },
+            ),
+        ),
+        Case(
+            "reset onto the live episode",
+            rpc(
+                "tools/call",
+                {"name": "reset", "arguments": {"task_id": TASK[env], "episode_id": episode}},
+            ),
+        ),
         Case("no jsonrpc version", b'{"id": 1, "method": "tools/list"}'),
     ]
     return cases
@@ -208,8 +282,14 @@ def mcp_problems(case: Case, response: httpx.Response) -> tuple[bool, list[str]]
         answer = strict_json(response.content)
     except ValueError as exc:
         return False, [f"{case.name}: not strict JSON: {exc}"]
-    if response.status_code not in (200, 413) or not isinstance(answer, dict) or answer.get("jsonrpc") != "2.0":
-        return False, [f"{case.name}: not a JSON-RPC answer: {response.status_code} {response.text[:200]}"]
+    if (
+        response.status_code not in (200, 413)
+        or not isinstance(answer, dict)
+        or answer.get("jsonrpc") != "2.0"
+    ):
+        return False, [
+            f"{case.name}: not a JSON-RPC answer: {response.status_code} {response.text[:200]}"
+        ]
     if "error" in answer:
         error = answer["error"]
         ok = error.get("code") in MCP_ERROR_CODES and str(error.get("message", "")).strip()
@@ -218,7 +298,9 @@ def mcp_problems(case: Case, response: httpx.Response) -> tuple[bool, list[str]]
 
 
 @pytest.mark.parametrize(("prefix", "env"), SURFACES)
-def test_mcp_answers_every_hostile_request_with_json_rpc(client: OpenClient, prefix: str, env: str) -> None:
+def test_mcp_answers_every_hostile_request_with_json_rpc(
+    client: OpenClient, prefix: str, env: str
+) -> None:
     async def send(http: httpx.AsyncClient, case: Case, episode: str) -> Sent:
         body = case.body.replace(EPISODE.encode(), episode.encode())
         response = await http.post(f"{prefix}/mcp", content=body, headers=headers(case))

@@ -25,20 +25,37 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from robustness_support import ANY_TEXT, TRIAGE, strict_json
 
+from servicebench_support_queue.mock_services import ENDPOINT_CATALOGUE
 from servicebench_support_queue.server.app import create_app
 from servicebench_support_queue.server.settings import Settings
 from servicebench_support_queue.server.strict_json import INT_MAX, INT_MIN, MAX_DEPTH
-from servicebench_support_queue.mock_services import ENDPOINT_CATALOGUE
 
-PROPERTY = settings(max_examples=150, deadline=None, derandomize=True, database=None,
-                    suppress_health_check=list(HealthCheck))
+PROPERTY = settings(
+    max_examples=150,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=list(HealthCheck),
+)
 TASK = {"servicebench": "return_and_refund", "support_queue": "medium_sla_defense"}
 
 TEXT = ANY_TEXT
-LEAVES = (st.none() | st.booleans() | st.integers() | st.integers(-(10**30), 10**30) | st.floats() | TEXT
-          | st.sampled_from([INT_MAX, INT_MAX + 1, INT_MIN, INT_MIN - 1, 1e308, -0.0, "\ud800", "\x00\ufeff"]))
-JSON_ISH = st.recursive(LEAVES, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(TEXT, inner, max_size=3),
-                        max_leaves=12)
+LEAVES = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.integers(-(10**30), 10**30)
+    | st.floats()
+    | TEXT
+    | st.sampled_from(
+        [INT_MAX, INT_MAX + 1, INT_MIN, INT_MIN - 1, 1e308, -0.0, "\ud800", "\x00\ufeff"]
+    )
+)
+JSON_ISH = st.recursive(
+    LEAVES,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(TEXT, inner, max_size=3),
+    max_leaves=12,
+)
 
 
 @st.composite
@@ -54,9 +71,13 @@ def deep(draw: st.DrawFn) -> Any:
 def servicebench_action(draw: st.DrawFn) -> dict[str, Any]:
     row = draw(st.sampled_from(ENDPOINT_CATALOGUE))
     names = st.sampled_from([*row["params"], "extra"]) | TEXT
-    return {"service": row["service"], "endpoint": row["endpoint"], "method": row["method"],
-            "params": draw(st.dictionaries(names, deep(), max_size=3)),
-            **draw(st.sampled_from([{}, {"metadata": {"m": draw(deep())}}]))}
+    return {
+        "service": row["service"],
+        "endpoint": row["endpoint"],
+        "method": row["method"],
+        "params": draw(st.dictionaries(names, deep(), max_size=3)),
+        **draw(st.sampled_from([{}, {"metadata": {"m": draw(deep())}}])),
+    }
 
 
 @st.composite
@@ -71,14 +92,18 @@ ACTIONS = {"servicebench": servicebench_action(), "support_queue": support_queue
 def unacceptable(value: Any, depth: int = 1) -> bool:
     """True if `value` (at `depth` in the body) is not strict JSON within the server's limits."""
     if isinstance(value, dict):
-        return depth > MAX_DEPTH or any(unacceptable(k, depth) or unacceptable(v, depth + 1) for k, v in value.items())
+        return depth > MAX_DEPTH or any(
+            unacceptable(k, depth) or unacceptable(v, depth + 1) for k, v in value.items()
+        )
     if isinstance(value, list):
         return depth > MAX_DEPTH or any(unacceptable(item, depth + 1) for item in value)
     if isinstance(value, str):
         return any(0xD800 <= ord(char) <= 0xDFFF for char in value)
     if isinstance(value, float):
         return not math.isfinite(value)
-    return isinstance(value, int) and not isinstance(value, bool) and not INT_MIN <= value <= INT_MAX
+    return (
+        isinstance(value, int) and not isinstance(value, bool) and not INT_MIN <= value <= INT_MAX
+    )
 
 
 def encode(body: Any, raw_utf8: bool) -> bytes:
@@ -99,14 +124,21 @@ def http_state(prefix: str, episode: str) -> bytes:
 
 
 @PROPERTY
-@given(st.sampled_from([("", "servicebench"), ("/support_queue", "support_queue")]), st.data(), st.booleans())
-def test_http_steps_of_any_json_leave_state_readable(surface: tuple[str, str], data: st.DataObject,
-                                                      raw_utf8: bool) -> None:
+@given(
+    st.sampled_from([("", "servicebench"), ("/support_queue", "support_queue")]),
+    st.data(),
+    st.booleans(),
+)
+def test_http_steps_of_any_json_leave_state_readable(
+    surface: tuple[str, str], data: st.DataObject, raw_utf8: bool
+) -> None:
     prefix, env = surface
     action = data.draw(ACTIONS[env] | deep())  # an action, or anything at all as the body
     episode = HTTP.post(f"{prefix}/reset", json={"task_id": TASK[env]}).json()["episode_id"]
     before = http_state(prefix, episode)
-    response = HTTP.post(f"{prefix}/step", content=encode(action, raw_utf8), headers={"X-Episode-Id": episode})
+    response = HTTP.post(
+        f"{prefix}/step", content=encode(action, raw_utf8), headers={"X-Episode-Id": episode}
+    )
     after = http_state(prefix, episode)
     event(f"HTTP {response.status_code}")
     assert response.status_code < 500, response.text[:300]
@@ -118,13 +150,19 @@ def test_http_steps_of_any_json_leave_state_readable(surface: tuple[str, str], d
 
 
 @PROPERTY
-@given(st.sampled_from([("/servicebench", "servicebench"), ("", "support_queue")]), st.data(), st.booleans())
-def test_websocket_steps_of_any_json_leave_state_readable(surface: tuple[str, str], data: st.DataObject,
-                                                           raw_utf8: bool) -> None:
+@given(
+    st.sampled_from([("/servicebench", "servicebench"), ("", "support_queue")]),
+    st.data(),
+    st.booleans(),
+)
+def test_websocket_steps_of_any_json_leave_state_readable(
+    surface: tuple[str, str], data: st.DataObject, raw_utf8: bool
+) -> None:
     prefix, env = surface
     action = data.draw(ACTIONS[env] | deep())
     message = encode({"type": "step", "data": action}, raw_utf8)
     with HTTP.websocket_connect(f"{prefix}/ws") as socket:
+
         def ask(payload: Any) -> dict[str, Any]:
             if isinstance(payload, bytes):
                 socket.send_bytes(payload)
@@ -136,7 +174,9 @@ def test_websocket_steps_of_any_json_leave_state_readable(surface: tuple[str, st
         before = ask({"type": "state"})
         reply = ask(message)
         after = ask({"type": "state"})  # the session is still open, and its state readable
-        event(f"reply {reply['type']} {reply['data'].get('status', '') if reply['type'] == 'error' else ''}")
+        event(
+            f"reply {reply['type']} {reply['data'].get('status', '') if reply['type'] == 'error' else ''}"
+        )
         assert reply["type"] in ("observation", "error")
         if unacceptable({"type": "step", "data": action}):
             assert reply["type"] == "error", reply

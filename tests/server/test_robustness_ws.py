@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import dataclass
-from typing import Any, Protocol, Union
+from typing import Any, Protocol
 
 import pytest
 from fastapi.testclient import TestClient
@@ -35,7 +35,7 @@ from servicebench_support_queue.server.app import create_app
 from servicebench_support_queue.server.settings import Settings
 
 ERROR_CODES = {code.value for code in WSErrorCode}
-Payload = Union[str, bytes]
+Payload = str | bytes
 
 
 @dataclass(frozen=True)
@@ -55,25 +55,44 @@ def frames(name: str, raw: bytes, refused: bool = True) -> list[Message]:
 
 
 def ws_messages(env: str, with_raw_surrogates: bool) -> list[Message]:
-    messages = [message for case in step_cases(env) if case.content_type == JSON_TYPE and case.body
-                for message in frames(case.name, b'{"type": "step", "data": ' + case.body + b"}",
-                                      refused_as_bare_action(case))]
+    messages = [
+        message
+        for case in step_cases(env)
+        if case.content_type == JSON_TYPE and case.body
+        for message in frames(
+            case.name, b'{"type": "step", "data": ' + case.body + b"}", refused_as_bare_action(case)
+        )
+    ]
     valid = json.dumps({"type": "step", "data": VALID_ACTION[env]}).encode()
-    messages += [message for case in whole_body_cases(valid) if case.content_type == JSON_TYPE
-                 for message in frames(f"message: {case.name}", case.body, case.refused)]
-    messages += [Message(name, json.dumps(data)) for name, data in (
-        ("type an array", {"type": ["step"], "data": VALID_ACTION[env]}),
-        ("unknown type", {"type": "dance"}), ("no type", {"data": {}}),
-        ("data an array", {"type": "step", "data": [VALID_ACTION[env]]}),
-        ("data a string", {"type": "step", "data": "go"}),
-        ("reset with a seed past 2^63", {"type": "reset", "data": {"seed": 2**64}}),
-        ("reset with an unknown task", {"type": "reset", "data": {"task_id": "nope"}}),
-    )]
-    messages += [Message("type with a surrogate", '{"type": "st\\udc00ate"}'),
-                 Message("state data with a surrogate", '{"type": "state", "data": "\\ud800"}')]
+    messages += [
+        message
+        for case in whole_body_cases(valid)
+        if case.content_type == JSON_TYPE
+        for message in frames(f"message: {case.name}", case.body, case.refused)
+    ]
+    messages += [
+        Message(name, json.dumps(data))
+        for name, data in (
+            ("type an array", {"type": ["step"], "data": VALID_ACTION[env]}),
+            ("unknown type", {"type": "dance"}),
+            ("no type", {"data": {}}),
+            ("data an array", {"type": "step", "data": [VALID_ACTION[env]]}),
+            ("data a string", {"type": "step", "data": "go"}),
+            ("reset with a seed past 2^63", {"type": "reset", "data": {"seed": 2**64}}),
+            ("reset with an unknown task", {"type": "reset", "data": {"task_id": "nope"}}),
+        )
+    ]
+    messages += [
+        Message("type with a surrogate", '{"type": "st\\udc00ate"}'),
+        Message("state data with a surrogate", '{"type": "state", "data": "\\ud800"}'),
+    ]
     if with_raw_surrogates:  # only in process: a real socket carries UTF-8, which cannot hold them
-        messages += [Message("raw lone surrogate in a text", '{"type": "step", "data": {"summary": "\ud800"}}'),
-                     Message("raw lone surrogate as a key", '{"type": "state", "\udfff": 1}')]
+        messages += [
+            Message(
+                "raw lone surrogate in a text", '{"type": "step", "data": {"summary": "\ud800"}}'
+            ),
+            Message("raw lone surrogate as a key", '{"type": "state", "\udfff": 1}'),
+        ]
     return messages
 
 
@@ -125,7 +144,9 @@ def play(session: Session, env: str, messages: list[Message]) -> list[str]:
             if after != before:
                 problems.append(f"{message.name}: refused, yet the episode changed")
         if (reply["type"] == "error") != message.refused:
-            problems.append(f"{message.name}: {'accepted' if message.refused else 'refused'}: {str(reply)[:200]}")
+            problems.append(
+                f"{message.name}: {'accepted' if message.refused else 'refused'}: {str(reply)[:200]}"
+            )
         if reply["type"] != "error":  # a valid step: the next message gets a fresh episode
             assert ask(session, reset)["type"] == "observation"
             after = ask(session, state)
@@ -137,9 +158,13 @@ TASK = {"servicebench": "return_and_refund", "support_queue": "medium_sla_defens
 
 
 @pytest.mark.parametrize(("prefix", "env"), SURFACES)
-def test_in_process_sessions_survive_every_hostile_message(prefix: str, env: str,
-                                                           caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.ERROR), TestClient(create_app(Settings())).websocket_connect(f"{prefix}/ws") as ws:
+def test_in_process_sessions_survive_every_hostile_message(
+    prefix: str, env: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    with (
+        caplog.at_level(logging.ERROR),
+        TestClient(create_app(Settings())).websocket_connect(f"{prefix}/ws") as ws,
+    ):
         problems = play(InProcess(ws), env, ws_messages(env, with_raw_surrogates=True))
         assert ask(InProcess(ws), json.dumps({"type": "state"}))["type"] == "state"  # still open
     assert not problems, "\n".join(problems[:40])
@@ -147,15 +172,21 @@ def test_in_process_sessions_survive_every_hostile_message(prefix: str, env: str
 
 
 @pytest.mark.parametrize(("prefix", "env"), SURFACES)
-def test_sessions_over_uvicorn_survive_every_hostile_message(battery_server: str, prefix: str, env: str) -> None:
+def test_sessions_over_uvicorn_survive_every_hostile_message(
+    battery_server: str, prefix: str, env: str
+) -> None:
     url = battery_server.replace("http://", "ws://") + f"{prefix}/ws"
     with connect(url, max_size=None) as ws:
         problems = play(ws, env, ws_messages(env, with_raw_surrogates=False))
-        assert ask(ws, json.dumps({"type": "state"}))["type"] == "state"  # still open: never a close
+        assert (
+            ask(ws, json.dumps({"type": "state"}))["type"] == "state"
+        )  # still open: never a close
     assert not problems, "\n".join(problems[:40])
 
 
-def test_a_text_frame_that_is_not_utf8_is_closed_1007_as_the_protocol_requires(live_server: str) -> None:
+def test_a_text_frame_that_is_not_utf8_is_closed_1007_as_the_protocol_requires(
+    live_server: str,
+) -> None:
     """RFC 6455 fails a connection whose text frame is not UTF-8: uvicorn closes it with 1007
     before the app sees the message (binary frames carry any bytes: those get an error reply)."""
     url = live_server.replace("http://", "ws://") + "/servicebench/ws"

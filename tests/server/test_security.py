@@ -13,15 +13,26 @@ from pathlib import Path
 import httpx
 import pytest
 from fastapi.testclient import TestClient
+from uvicorn_process import started_server
 
 from servicebench_support_queue.server import episode
 from servicebench_support_queue.server.app import create_app
 from servicebench_support_queue.server.log_redaction import redact_query
 from servicebench_support_queue.server.settings import Settings
-from uvicorn_process import started_server
 
 URLSAFE = set(string.ascii_letters + string.digits + "-_")
-KNOWN_PATHS = {"/", "/reset", "/step", "/state", "/health", "/metadata", "/schema", "/tasks", "/mcp", "/ws"}
+KNOWN_PATHS = {
+    "/",
+    "/reset",
+    "/step",
+    "/state",
+    "/health",
+    "/metadata",
+    "/schema",
+    "/tasks",
+    "/mcp",
+    "/ws",
+}
 
 
 def test_episode_ids_come_from_the_os_csprng_with_128_bits(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -50,7 +61,10 @@ def test_nothing_lists_or_reveals_another_clients_episode() -> None:
 
     seen = []
     for prefix in ("", "/servicebench"):
-        without_id = (mallory.get(f"{prefix}/state"), mallory.post(f"{prefix}/step", json={"service": "user"}))
+        without_id = (
+            mallory.get(f"{prefix}/state"),
+            mallory.post(f"{prefix}/step", json={"service": "user"}),
+        )
         for response in without_id:
             assert response.status_code == 400 and "episode_id" in response.json()["detail"]
             seen.append(response.text)
@@ -69,17 +83,34 @@ def test_nothing_lists_or_reveals_another_clients_episode() -> None:
     assert not [text for text in seen if secret_id in text]
 
 
-SECRETS = {"HF_TOKEN": "hf_secretTokenValue0001", "OPENAI_API_KEY": "sk-secretKeyValue0002",
-           "API_KEY": "secretKeyValue0003"}
-SENT = ("bearerSecretValue0004", "querySecretValue0005", "cookieSecretValue0006", "bodySecretValue0007")
+SECRETS = {
+    "HF_TOKEN": "hf_secretTokenValue0001",
+    "OPENAI_API_KEY": "sk-secretKeyValue0002",
+    "API_KEY": "secretKeyValue0003",
+}
+SENT = (
+    "bearerSecretValue0004",
+    "querySecretValue0005",
+    "cookieSecretValue0006",
+    "bodySecretValue0007",
+)
 
 
 def test_credentials_never_reach_the_log(tmp_path: Path) -> None:
     log_path = tmp_path / "server.log"
     bearer, query, cookie, body = SENT
-    with started_server(SECRETS, log_path) as (_, url), httpx.Client(base_url=url, timeout=10) as client:
-        headers = {"Authorization": f"Bearer {bearer}", "X-Api-Key": bearer, "Cookie": f"session={cookie}"}
-        client.post("/reset", headers=headers, params={"api_key": query, "token": query, "episode_id": "x"})
+    with (
+        started_server(SECRETS, log_path) as (_, url),
+        httpx.Client(base_url=url, timeout=10) as client,
+    ):
+        headers = {
+            "Authorization": f"Bearer {bearer}",
+            "X-Api-Key": bearer,
+            "Cookie": f"session={cookie}",
+        }
+        client.post(
+            "/reset", headers=headers, params={"api_key": query, "token": query, "episode_id": "x"}
+        )
         client.get("/state", headers=headers, params={"access_token": query, "secret": query})
         client.post("/step", headers=headers, json={"action": {"service": body, "api_key": body}})
         client.post("/step", headers=headers, content=b'{"api_key": "' + body.encode())
@@ -92,15 +123,19 @@ def test_credentials_never_reach_the_log(tmp_path: Path) -> None:
 
 
 def test_redaction_keeps_ordinary_parameters() -> None:
-    assert redact_query("/state?episode_id=abc&api_key=s3cr%65t&x=1") == \
-        "/state?episode_id=abc&api_key=[redacted]&x=1"
+    assert (
+        redact_query("/state?episode_id=abc&api_key=s3cr%65t&x=1")
+        == "/state?episode_id=abc&api_key=[redacted]&x=1"
+    )
     assert redact_query("/state") == "/state" and redact_query("/s?token") == "/s?token"
 
 
 # --------------------------------------------------------------------------- CORS
 
-PREFLIGHT = {"Access-Control-Request-Method": "POST",
-             "Access-Control-Request-Headers": "content-type,x-episode-id"}
+PREFLIGHT = {
+    "Access-Control-Request-Method": "POST",
+    "Access-Control-Request-Headers": "content-type,x-episode-id",
+}
 
 
 def test_cors_is_off_unless_origins_are_configured() -> None:
@@ -119,7 +154,9 @@ def test_cors_allows_exactly_the_configured_origins() -> None:
     assert allowed.status_code == 200
     assert allowed.headers["access-control-allow-origin"] == "https://lab.example"
     assert "x-episode-id" in allowed.headers["access-control-allow-headers"].lower()
-    assert "access-control-allow-credentials" not in allowed.headers  # no cookies: ids are the capability
+    assert (
+        "access-control-allow-credentials" not in allowed.headers
+    )  # no cookies: ids are the capability
     reset = client.post("/reset", headers={"Origin": "https://trainer.example"})
     assert reset.headers["access-control-allow-origin"] == "https://trainer.example"
     refused = client.options("/step", headers={"Origin": "https://evil.example", **PREFLIGHT})

@@ -6,7 +6,11 @@ from dataclasses import dataclass
 
 import pytest
 
-from servicebench_support_queue.server.sessions import EpisodeIdTakenError, EpisodeNotFoundError, EpisodeStore
+from servicebench_support_queue.server.sessions import (
+    EpisodeIdTakenError,
+    EpisodeNotFoundError,
+    EpisodeStore,
+)
 
 
 @dataclass

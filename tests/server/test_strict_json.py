@@ -32,29 +32,40 @@ def nested(depth: int, leaf: str = "0") -> str:
     return "[" * depth + leaf + "]" * depth
 
 
-@pytest.mark.parametrize(("text", "error", "needle"), [
-    (nested(MAX_DEPTH + 1), JsonLimitError, f"at most {MAX_DEPTH}"),
-    ('{"a":' * 600 + "1" + "}" * 600, JsonLimitError, "600 levels"),
-    ("[" * 100_000, JsonLimitError, "100000 levels"),  # truncated too, but the depth is refused first
-    (str(INT_MAX + 1), JsonLimitError, "range"),
-    (str(INT_MIN - 1), JsonLimitError, "range"),
-    ("9" * 5000, JsonLimitError, "number out of range"),  # past Python's 4,300-digit int limit
-    ("1e400", JsonLimitError, "double"),
-    ("-1e400", JsonLimitError, "double"),
-    ("NaN", MalformedJsonError, "NaN and Infinity are not JSON"),
-    ("[Infinity]", MalformedJsonError, "NaN and Infinity are not JSON"),
-    ('{"x": -Infinity}', MalformedJsonError, "NaN and Infinity are not JSON"),
-    ('"\\ud800"', MalformedJsonError, "surrogate"),
-    ('{"\\udfff": 1}', MalformedJsonError, "surrogate"),
-    ('["\\udc00\\ud800"]', MalformedJsonError, "surrogate"),  # a pair in the wrong order
-    ('{"a": 1, "a": 2}', MalformedJsonError, 'duplicate key "a"'),
-    ('{"a": {"b": 1, "b": 1}}', MalformedJsonError, 'duplicate key "b"'),
-    ("\ufeff{}", MalformedJsonError, "byte order mark"),
-    ('{"a": [1, 2', MalformedJsonError, "malformed JSON"),
-    ('{"a": "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[', MalformedJsonError, "EOF while parsing a string"),
-    ("", MalformedJsonError, "EOF while parsing a value"),
-    ("{'a': 1}", MalformedJsonError, "malformed JSON"),
-])
+@pytest.mark.parametrize(
+    ("text", "error", "needle"),
+    [
+        (nested(MAX_DEPTH + 1), JsonLimitError, f"at most {MAX_DEPTH}"),
+        ('{"a":' * 600 + "1" + "}" * 600, JsonLimitError, "600 levels"),
+        (
+            "[" * 100_000,
+            JsonLimitError,
+            "100000 levels",
+        ),  # truncated too, but the depth is refused first
+        (str(INT_MAX + 1), JsonLimitError, "range"),
+        (str(INT_MIN - 1), JsonLimitError, "range"),
+        ("9" * 5000, JsonLimitError, "number out of range"),  # past Python's 4,300-digit int limit
+        ("1e400", JsonLimitError, "double"),
+        ("-1e400", JsonLimitError, "double"),
+        ("NaN", MalformedJsonError, "NaN and Infinity are not JSON"),
+        ("[Infinity]", MalformedJsonError, "NaN and Infinity are not JSON"),
+        ('{"x": -Infinity}', MalformedJsonError, "NaN and Infinity are not JSON"),
+        ('"\\ud800"', MalformedJsonError, "surrogate"),
+        ('{"\\udfff": 1}', MalformedJsonError, "surrogate"),
+        ('["\\udc00\\ud800"]', MalformedJsonError, "surrogate"),  # a pair in the wrong order
+        ('{"a": 1, "a": 2}', MalformedJsonError, 'duplicate key "a"'),
+        ('{"a": {"b": 1, "b": 1}}', MalformedJsonError, 'duplicate key "b"'),
+        ("\ufeff{}", MalformedJsonError, "byte order mark"),
+        ('{"a": [1, 2', MalformedJsonError, "malformed JSON"),
+        (
+            '{"a": "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[',
+            MalformedJsonError,
+            "EOF while parsing a string",
+        ),
+        ("", MalformedJsonError, "EOF while parsing a value"),
+        ("{'a': 1}", MalformedJsonError, "malformed JSON"),
+    ],
+)
 def test_each_rule_has_its_error_and_status(text: str, error: type, needle: str) -> None:
     for raw in (text, text.encode()):
         with pytest.raises(error, match=re.escape(needle)) as caught:
@@ -62,10 +73,16 @@ def test_each_rule_has_its_error_and_status(text: str, error: type, needle: str)
         assert caught.value.status == (422 if error is JsonLimitError else 400)
 
 
-@pytest.mark.parametrize("raw", [
-    b"\xff{}", b'"\xed\xa0\x80"',  # a surrogate in CESU-8 bytes, which json.loads(bytes) lets through
-    b'"\xc0\xaf"', '{"a": 1}'.encode("utf-16"), b'"\x80"',
-])
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b"\xff{}",
+        b'"\xed\xa0\x80"',  # a surrogate in CESU-8 bytes, which json.loads(bytes) lets through
+        b'"\xc0\xaf"',
+        '{"a": 1}'.encode("utf-16"),
+        b'"\x80"',
+    ],
+)
 def test_bytes_that_are_not_utf8_are_400(raw: bytes) -> None:
     with pytest.raises(MalformedJsonError) as caught:
         loads(raw)
@@ -77,26 +94,49 @@ def test_a_lone_surrogate_in_text_already_decoded_is_400() -> None:
         loads('["\ud800"]')  # as an in-process WebSocket message delivers it
 
 
-@pytest.mark.parametrize(("text", "value"), [
-    (nested(MAX_DEPTH), json.loads(nested(MAX_DEPTH))),
-    (str(INT_MAX), INT_MAX), (str(INT_MIN), INT_MIN), ("-0", 0), ("1e308", 1e308), ("5e-324", 5e-324),
-    ('"\\ud83d\\ude00"', "\U0001F600"),  # a proper pair is one non-BMP character
-    ('"\\\\ud800"', "\\ud800"),  # an escaped backslash, not a surrogate
-    ('"\\u0000\\ufeff\\u200f\\u202e\\uffff"', "\x00\ufeff\u200f\u202e\uffff"),  # odd, yet Unicode
-    ('["' + "[" * 50 + '"]', ["[" * 50]),  # brackets in a string are not nesting
-    ('{"a": "\\"' + "[" * 50 + '\\""}', {"a": '"' + "[" * 50 + '"'}),  # nor after an escaped quote
-])
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        (nested(MAX_DEPTH), json.loads(nested(MAX_DEPTH))),
+        (str(INT_MAX), INT_MAX),
+        (str(INT_MIN), INT_MIN),
+        ("-0", 0),
+        ("1e308", 1e308),
+        ("5e-324", 5e-324),
+        ('"\\ud83d\\ude00"', "\U0001f600"),  # a proper pair is one non-BMP character
+        ('"\\\\ud800"', "\\ud800"),  # an escaped backslash, not a surrogate
+        (
+            '"\\u0000\\ufeff\\u200f\\u202e\\uffff"',
+            "\x00\ufeff\u200f\u202e\uffff",
+        ),  # odd, yet Unicode
+        ('["' + "[" * 50 + '"]', ["[" * 50]),  # brackets in a string are not nesting
+        (
+            '{"a": "\\"' + "[" * 50 + '\\""}',
+            {"a": '"' + "[" * 50 + '"'},
+        ),  # nor after an escaped quote
+    ],
+)
 def test_valid_json_within_the_limits_is_read_as_json_reads_it(text: str, value: Any) -> None:
     assert loads(text) == value == json.loads(text)
     assert loads(text.encode()) == value
 
 
-@pytest.mark.parametrize(("content_type", "accepted"), [
-    (None, True), ("application/json", True), ("Application/JSON; charset=UTF-8", True),
-    ('application/json; charset="utf-8"', True), ("application/merge-patch+json", True),
-    ("text/plain", False), ("application/x-www-form-urlencoded", False), ("multipart/form-data", False),
-    ("application/json; charset=utf-16", False), ("", False), ("json", False),
-])
+@pytest.mark.parametrize(
+    ("content_type", "accepted"),
+    [
+        (None, True),
+        ("application/json", True),
+        ("Application/JSON; charset=UTF-8", True),
+        ('application/json; charset="utf-8"', True),
+        ("application/merge-patch+json", True),
+        ("text/plain", False),
+        ("application/x-www-form-urlencoded", False),
+        ("multipart/form-data", False),
+        ("application/json; charset=utf-16", False),
+        ("", False),
+        ("json", False),
+    ],
+)
 def test_a_body_declared_as_anything_but_json_is_415(content_type: Any, accepted: bool) -> None:
     if accepted:
         assert body_json(b'{"a": 1}', content_type) == {"a": 1}
@@ -107,10 +147,22 @@ def test_a_body_declared_as_anything_but_json_is_415(content_type: Any, accepted
     assert body_json(b"  \n", content_type) is None  # no body: nothing to declare
 
 
-@pytest.mark.parametrize("number", [
-    str(INT_MAX + 1), str(INT_MIN - 1), "1e309", "1E309", "1e+309", "-1e309", "10e308", "0.1e310",
-    "1" + "0" * 309, "1" + "0" * 309 + ".5", "-" + "9" * 4000,
-])
+@pytest.mark.parametrize(
+    "number",
+    [
+        str(INT_MAX + 1),
+        str(INT_MIN - 1),
+        "1e309",
+        "1E309",
+        "1e+309",
+        "-1e309",
+        "10e308",
+        "0.1e310",
+        "1" + "0" * 309,
+        "1" + "0" * 309 + ".5",
+        "-" + "9" * 4000,
+    ],
+)
 def test_a_number_out_of_range_is_422_however_it_is_spelled(number: str) -> None:
     for text in (number, f'{{"a": [1, {number}]}}', f'{{"id": "x", "n": {{"m": {number}}}}}'):
         with pytest.raises(JsonLimitError):
@@ -118,7 +170,10 @@ def test_a_number_out_of_range_is_422_however_it_is_spelled(number: str) -> None
 
 
 @PROPERTY
-@given(st.integers(-(2**70), 2**70) | st.integers(), st.sampled_from(["{}", '{{"ORD-1e5": [{}]}}', '["a0e", {}]']))
+@given(
+    st.integers(-(2**70), 2**70) | st.integers(),
+    st.sampled_from(["{}", '{{"ORD-1e5": [{}]}}', '["a0e", {}]']),
+)
 def test_an_integer_is_accepted_exactly_within_int64(number: int, template: str) -> None:
     text = template.format(number)
     if INT_MIN <= number <= INT_MAX:
@@ -150,8 +205,9 @@ def _reference_depth(text: str) -> int:
     return deepest
 
 
-JSON_TEXT_PIECES = st.lists(st.sampled_from(['[', ']', '{', '}', '"', '\\', '\\"', ',', ':', 'a', '1', ' ']),
-                            max_size=80).map("".join)
+JSON_TEXT_PIECES = st.lists(
+    st.sampled_from(["[", "]", "{", "}", '"', "\\", '\\"', ",", ":", "a", "1", " "]), max_size=80
+).map("".join)
 
 
 @PROPERTY
@@ -161,9 +217,14 @@ def test_nesting_depth_agrees_with_a_character_walk(text: str) -> None:
 
 
 JSON = st.recursive(
-    st.none() | st.booleans() | st.integers(INT_MIN, INT_MAX)
-    | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
-    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    st.none()
+    | st.booleans()
+    | st.integers(INT_MIN, INT_MAX)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4)
+    ),
     max_leaves=20,
 )
 
@@ -178,9 +239,11 @@ def test_json_within_the_limits_round_trips(value: Any, ascii_only: bool) -> Non
 
 TEXTS = st.one_of(
     ANY_TEXT,
-    st.recursive(st.none() | st.integers() | st.floats() | ANY_TEXT,
-                 lambda c: st.lists(c, max_size=3) | st.dictionaries(ANY_TEXT, c, max_size=3),
-                 max_leaves=10).map(json.dumps),
+    st.recursive(
+        st.none() | st.integers() | st.floats() | ANY_TEXT,
+        lambda c: st.lists(c, max_size=3) | st.dictionaries(ANY_TEXT, c, max_size=3),
+        max_leaves=10,
+    ).map(json.dumps),
     JSON_TEXT_PIECES,
 )
 
@@ -196,7 +259,10 @@ def test_any_text_is_either_refused_with_a_4xx_or_strictly_encodable_json(text: 
             continue
         encoded = json.dumps(value, ensure_ascii=False, allow_nan=False).encode("utf-8")
         assert nesting_depth(encoded) <= MAX_DEPTH
-        assert all(math.isfinite(x) and (isinstance(x, float) or INT_MIN <= x <= INT_MAX) for x in _numbers(value))
+        assert all(
+            math.isfinite(x) and (isinstance(x, float) or INT_MIN <= x <= INT_MAX)
+            for x in _numbers(value)
+        )
 
 
 def _numbers(value: Any) -> list[float]:

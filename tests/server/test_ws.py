@@ -13,14 +13,19 @@ from openenv.core import GenericEnvClient
 from websockets.asyncio.client import connect
 
 from servicebench_support_queue.server.servicebench.oracle import next_action as servicebench_next
-from servicebench_support_queue.server.support_queue.heuristic import triage
 from servicebench_support_queue.server.support_queue.environment import SupportQueueEnvironment
+from servicebench_support_queue.server.support_queue.heuristic import triage
 
 SUPPORT_QUEUE_TASKS = frozenset(card.id for card in SupportQueueEnvironment.tasks)
 
-TRIAGE = {"priority": "P2", "queue": "billing", "disposition": "respond",
-          "summary": "Customer reports a problem.", "response": "Thanks, we are looking into it.",
-          "confidence": 0.5}
+TRIAGE = {
+    "priority": "P2",
+    "queue": "billing",
+    "disposition": "respond",
+    "summary": "Customer reports a problem.",
+    "response": "Thanks, we are looking into it.",
+    "confidence": 0.5,
+}
 
 # (where the client points, the task, the seed): each environment at its prefix and at the root.
 EPISODES = {
@@ -48,7 +53,9 @@ def check_episode(task_id: str, results: list[Any], state: dict[str, Any]) -> No
     assert state["episode_id"] and state["step_count"] == len(rest) and state["done"] is True
     rewards = [r.reward for r in rest]
     if task_id in SUPPORT_QUEUE_TASKS:
-        assert len(rest) == first.observation["total_tickets"] and all(0.0 <= r <= 1.0 for r in rewards)
+        assert len(rest) == first.observation["total_tickets"] and all(
+            0.0 <= r <= 1.0 for r in rewards
+        )
         assert state["average_reward"] == pytest.approx(sum(rewards) / len(rewards))
     else:  # the oracle solves every ServiceBench variant, and step rewards add up to the score
         assert rest[-1].observation["task_completed"] is True
@@ -62,7 +69,9 @@ def play_sync(env: Any, task_id: str, seed: int) -> tuple[list[Any], dict[str, A
     return results, env.state()
 
 
-async def play_async(env: GenericEnvClient, task_id: str, seed: int) -> tuple[list[Any], dict[str, Any]]:
+async def play_async(
+    env: GenericEnvClient, task_id: str, seed: int
+) -> tuple[list[Any], dict[str, Any]]:
     results = [await env.reset(task_id=task_id, seed=seed)]
     while not results[-1].done:
         results.append(await env.step(next_action(task_id, [r.observation for r in results])))
@@ -104,7 +113,7 @@ def test_async_sessions_at_the_root_and_both_prefixes_run_side_by_side(live_serv
         return await asyncio.gather(*(play(*episode) for episode in EPISODES.values()))
 
     played = asyncio.run(all_at_once())
-    for (_, task_id, _), (results, state) in zip(EPISODES.values(), played):
+    for (_, task_id, _), (results, state) in zip(EPISODES.values(), played, strict=True):
         check_episode(task_id, results, state)
     assert len({state["episode_id"] for _, state in played}) == len(EPISODES)
 
@@ -125,13 +134,16 @@ def test_protocol_errors_are_messages_not_disconnects(live_server: str) -> None:
         url = live_server.replace("http://", "ws://") + "/support_queue/ws"
         replies = []
         async with connect(url) as socket:
-            for message in ("{nope", json.dumps({"type": "step", "data": TRIAGE}),
-                            json.dumps({"type": "dance"}),
-                            json.dumps({"type": "reset", "data": {"task_id": "nope"}}),
-                            json.dumps({"type": "reset", "data": {"seed": -4}}),
-                            json.dumps({"type": "reset", "data": {}}),
-                            json.dumps({"type": "step", "data": {**TRIAGE, "queue": "sales"}}),
-                            json.dumps({"type": "step", "data": TRIAGE})):
+            for message in (
+                "{nope",
+                json.dumps({"type": "step", "data": TRIAGE}),
+                json.dumps({"type": "dance"}),
+                json.dumps({"type": "reset", "data": {"task_id": "nope"}}),
+                json.dumps({"type": "reset", "data": {"seed": -4}}),
+                json.dumps({"type": "reset", "data": {}}),
+                json.dumps({"type": "step", "data": {**TRIAGE, "queue": "sales"}}),
+                json.dumps({"type": "step", "data": TRIAGE}),
+            ):
                 await socket.send(message)
                 replies.append(json.loads(await socket.recv()))
         return replies
@@ -139,9 +151,14 @@ def test_protocol_errors_are_messages_not_disconnects(live_server: str) -> None:
     replies = asyncio.run(play())
     kinds = [(r["type"], r["data"].get("code")) for r in replies]
     assert kinds == [
-        ("error", "INVALID_JSON"), ("error", "EXECUTION_ERROR"), ("error", "UNKNOWN_TYPE"),
-        ("error", "EXECUTION_ERROR"), ("error", "VALIDATION_ERROR"), ("observation", None),
-        ("error", "VALIDATION_ERROR"), ("observation", None),
+        ("error", "INVALID_JSON"),
+        ("error", "EXECUTION_ERROR"),
+        ("error", "UNKNOWN_TYPE"),
+        ("error", "EXECUTION_ERROR"),
+        ("error", "VALIDATION_ERROR"),
+        ("observation", None),
+        ("error", "VALIDATION_ERROR"),
+        ("observation", None),
     ]
     assert "action.queue" in replies[6]["data"]["message"]
     assert replies[7]["data"]["observation"]["current_index"] == 1

@@ -13,7 +13,11 @@ import pytest
 
 from servicebench_support_queue.mock_services import ENDPOINT_CATALOGUE
 from servicebench_support_queue.models import ServiceBenchAction, ServiceBenchObservation
-from servicebench_support_queue.server.episode import EpisodeFinishedError, EpisodeNotStartedError, UnknownTaskError
+from servicebench_support_queue.server.episode import (
+    EpisodeFinishedError,
+    EpisodeNotStartedError,
+    UnknownTaskError,
+)
 from servicebench_support_queue.server.servicebench.environment import ServiceBenchEnvironment
 
 
@@ -30,17 +34,39 @@ OPTIMAL_PATHS = {
         (act("user", "/users/lookup", email="jane.doe@example.com"), 0.05),
         (act("order", "/orders/lookup", order_id="ORD-1005"), 0.15 + 0.15),
         (act("inventory", "/inventory/lookup", sku="SKU-445"), 0.10),
-        (act("order", "/orders/process-refund", "POST", order_id="ORD-1005", amount=49.99,
-             reason="Item arrived damaged"), 0.25),
-        (act("order", "/orders/update-status", "POST", order_id="ORD-1005", new_status="returned"),
-         0.20 + 0.10),
+        (
+            act(
+                "order",
+                "/orders/process-refund",
+                "POST",
+                order_id="ORD-1005",
+                amount=49.99,
+                reason="Item arrived damaged",
+            ),
+            0.25,
+        ),
+        (
+            act(
+                "order", "/orders/update-status", "POST", order_id="ORD-1005", new_status="returned"
+            ),
+            0.20 + 0.10,
+        ),
     ],
     "billing_discrepancy": [
         (act("user", "/users/lookup", user_id="USR-003"), 0.05),
         (act("order", "/orders/lookup", order_id="ORD-1009"), 0.10),
         (act("inventory", "/inventory/lookup", sku="SKU-555"), 0.10 + 0.25),
-        (act("order", "/orders/process-refund", "POST", order_id="ORD-1009", amount=99.00,
-             reason="SAVE20 was added to the total instead of deducted"), 0.30 + 0.10 + 0.10),
+        (
+            act(
+                "order",
+                "/orders/process-refund",
+                "POST",
+                order_id="ORD-1009",
+                amount=99.00,
+                reason="SAVE20 was added to the total instead of deducted",
+            ),
+            0.30 + 0.10 + 0.10,
+        ),
     ],
 }
 
@@ -64,8 +90,10 @@ def test_optimal_paths_score_exactly_one(env, task_id):
     assert sum(record.reward for record in state.call_history) == pytest.approx(1.0)
 
 
-@pytest.mark.parametrize("alias, task_id", [(1, "order_status_lookup"), ("2", "return_and_refund"),
-                                            (3, "billing_discrepancy")])
+@pytest.mark.parametrize(
+    "alias, task_id",
+    [(1, "order_status_lookup"), ("2", "return_and_refund"), (3, "billing_discrepancy")],
+)
 def test_integer_aliases_start_the_task(env, alias, task_id):
     observation = env.reset(task_id=alias)
     assert observation.task_id == task_id and env.task is not None and env.task.alias == int(alias)
@@ -87,12 +115,18 @@ def test_success_and_error_observation_shapes(env):
     assert ok.api_response["status_code"] == 200 and ok.api_response["data"]["user_id"] == "USR-001"
     assert ok.error_message is None and ok.available_endpoints == list(ENDPOINT_CATALOGUE)
     missing = env.step(act("order", "/orders/lookup", order_id="ORD-0000"))
-    assert not missing.success and missing.api_response == {"status_code": 404, "error": missing.error_message}
+    assert not missing.success and missing.api_response == {
+        "status_code": 404,
+        "error": missing.error_message,
+    }
     assert "ORD-0000" in missing.error_message
     bad = env.step(act("order", "/orders/lookup"))
     assert bad.api_response["status_code"] == 400 and "order_id" in bad.error_message
     wrong_service = env.step(act("payments", "/charges", "GET"))
-    assert wrong_service.api_response["status_code"] == 404 and "user, order, inventory" in wrong_service.error_message
+    assert (
+        wrong_service.api_response["status_code"] == 404
+        and "user, order, inventory" in wrong_service.error_message
+    )
     assert wrong_service.reward == pytest.approx(-0.05)
     assert wrong_service.info["reward_signals"] == ["irrelevant_endpoint"]
 
@@ -130,10 +164,12 @@ def _play(task_id: Any, seed: Any, actions: list[ServiceBenchAction]) -> list[di
 def test_same_task_and_seed_give_the_same_episode():
     prompt = ServiceBenchEnvironment().reset(task_id="return_and_refund", seed=7).task_description
     order_id = re.search(r"ORD-\d+", prompt).group(0)
-    actions = [act("user", "/users/list", page=2), act("order", "/orders/lookup", order_id=order_id),
-               act("order", "/orders/process-refund", "POST", order_id=order_id, amount=1.5, reason="r"),
-               act("order", "/orders/lookup", order_id=order_id)] + [
-        action for action, _ in OPTIMAL_PATHS["return_and_refund"]]
+    actions = [
+        act("user", "/users/list", page=2),
+        act("order", "/orders/lookup", order_id=order_id),
+        act("order", "/orders/process-refund", "POST", order_id=order_id, amount=1.5, reason="r"),
+        act("order", "/orders/lookup", order_id=order_id),
+    ] + [action for action, _ in OPTIMAL_PATHS["return_and_refund"]]
     first = _play("return_and_refund", 7, actions)
     assert first == _play("return_and_refund", 7, actions)
     assert first[-1]["call_history"][2]["status_code"] == 200
@@ -142,20 +178,37 @@ def test_same_task_and_seed_give_the_same_episode():
 
 def test_writes_persist_within_an_episode_and_reset_restores(env):
     env.reset(task_id=2)
-    env.step(act("order", "/orders/process-refund", "POST", order_id="ORD-1005", amount=10, reason="partial"))
-    env.step(act("order", "/orders/update-status", "POST", order_id="ORD-1005", new_status="returned"))
+    env.step(
+        act(
+            "order",
+            "/orders/process-refund",
+            "POST",
+            order_id="ORD-1005",
+            amount=10,
+            reason="partial",
+        )
+    )
+    env.step(
+        act("order", "/orders/update-status", "POST", order_id="ORD-1005", new_status="returned")
+    )
     order = env.step(act("order", "/orders/lookup", order_id="ORD-1005")).api_response["data"]
     assert order["status"] == "returned" and order["refunded_total"] == 10
     env.reset(task_id=2)
     order = env.step(act("order", "/orders/lookup", order_id="ORD-1005")).api_response["data"]
-    assert order["status"] == "delivered" and order["refunds"] == [] and env.state.call_history[0].step == 1
+    assert (
+        order["status"] == "delivered"
+        and order["refunds"] == []
+        and env.state.call_history[0].step == 1
+    )
 
 
 def test_interleaved_episodes_are_isolated():
     first, second = ServiceBenchEnvironment(), ServiceBenchEnvironment()
     first.reset(task_id=3)
     second.reset(task_id=3)
-    first.step(act("order", "/orders/process-refund", "POST", order_id="ORD-1009", amount=99, reason="r"))
+    first.step(
+        act("order", "/orders/process-refund", "POST", order_id="ORD-1009", amount=99, reason="r")
+    )
     seen = second.step(act("order", "/orders/lookup", order_id="ORD-1009")).api_response["data"]
     assert seen["refunds"] == [] and second.score == pytest.approx(0.10)
     assert first.score == pytest.approx(0.30 + 0.10 + 0.10) and first.done and not second.done
@@ -167,9 +220,13 @@ def test_state_records_calls_and_milestones(env):
     env.step(act("user", "/users/lookup", user_id=customer))
     env.step(act("user", "/users/lookup", user_id=customer))
     state = env.state
-    assert state.seed == 11 and state.env == "servicebench" and state.task.id == "billing_discrepancy"
+    assert (
+        state.seed == 11 and state.env == "servicebench" and state.task.id == "billing_discrepancy"
+    )
     assert [(r.step, r.endpoint, r.status_code, r.signals) for r in state.call_history] == [
-        (1, "/users/lookup", 200, ["base_progress"]), (2, "/users/lookup", 200, ["duplicate_call"])]
+        (1, "/users/lookup", 200, ["base_progress"]),
+        (2, "/users/lookup", 200, ["duplicate_call"]),
+    ]
     assert state.milestones == [] and state.cumulative_reward == 0.0
 
 
@@ -194,7 +251,9 @@ def test_billing_arithmetic_is_derivable_only_across_the_three_services(env):
     assert order["user_id"] == user["user_id"] and coupon["code"] == "SAVE20"
     eligible = [item for item in order["items"] if item["sku"] in coupon["eligible_skus"]]
     assert len({item["sku"] for item in eligible}) == 1, "one inventory lookup must suffice"
-    product = env.step(act("inventory", "/inventory/lookup", sku=eligible[0]["sku"])).api_response["data"]
+    product = env.step(act("inventory", "/inventory/lookup", sku=eligible[0]["sku"])).api_response[
+        "data"
+    ]
 
     money = lambda value: Decimal(str(value)).quantize(Decimal("0.01"))  # noqa: E731
     list_total = sum(money(product["price"]) * item["quantity"] for item in eligible)
@@ -248,5 +307,6 @@ def test_a_changed_copy_of_the_catalogue_is_a_plain_list(env):
     mine[0]["params"].clear()
     assert catalogue[0]["params"], "the shared catalogue is untouched"
     parsed = ServiceBenchObservation.model_validate_json(
-        ServiceBenchObservation(available_endpoints=mine).model_dump_json())
+        ServiceBenchObservation(available_endpoints=mine).model_dump_json()
+    )
     assert parsed.available_endpoints == mine and type(parsed.available_endpoints) is list

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import itertools
 import re
-from typing import Any, Optional
+from typing import Any
 
 import pytest
 
 from servicebench_support_queue.mock_services import ServiceState
 from servicebench_support_queue.models import ServiceBenchAction, ServiceBenchObservation
+from servicebench_support_queue.server.servicebench.environment import (
+    ServiceBenchEnvironment,
+    api_response,
+)
 from servicebench_support_queue.server.servicebench.oracle import next_action
-from servicebench_support_queue.server.servicebench.environment import ServiceBenchEnvironment, api_response
 from servicebench_support_queue.server.servicebench.tasks import TASK_SPECS, render_prompt
 
 OPTIMAL_CALLS = {"order_status_lookup": 2, "return_and_refund": 5, "billing_discrepancy": 4}
@@ -20,7 +23,9 @@ OPTIMAL_CALLS = {"order_status_lookup": 2, "return_and_refund": 5, "billing_disc
 def run_episode(task_id: str, as_json: bool = False) -> tuple[ServiceBenchEnvironment, list]:
     env = ServiceBenchEnvironment()
     history: list = [env.reset(task_id=task_id)]
-    while (action := next_action([o.model_dump() for o in history] if as_json else history)) is not None:
+    while (
+        action := next_action([o.model_dump() for o in history] if as_json else history)
+    ) is not None:
         history.append(env.step(action))
         assert len(history) <= 20, "the oracle must terminate"
     return env, history
@@ -33,13 +38,18 @@ def test_oracle_scores_one_with_the_optimal_number_of_calls(task_id, as_json):
     assert env.score == 1.0 and history[-1].task_completed and history[-1].done
     assert len(history) - 1 == OPTIMAL_CALLS[task_id]
     assert all(observation.success for observation in history)
-    assert not any("duplicate_call" in record.signals or "irrelevant_endpoint" in record.signals
-                   for record in env.state.call_history)
+    assert not any(
+        "duplicate_call" in record.signals or "irrelevant_endpoint" in record.signals
+        for record in env.state.call_history
+    )
 
 
 def test_oracle_is_deterministic():
-    runs = [[o.model_dump(exclude={"info"}) for o in run_episode(task)[1]]
-            for task in OPTIMAL_CALLS for _ in range(2)]
+    runs = [
+        [o.model_dump(exclude={"info"}) for o in run_episode(task)[1]]
+        for task in OPTIMAL_CALLS
+        for _ in range(2)
+    ]
     assert runs[0] == runs[1] and runs[2] == runs[3] and runs[4] == runs[5]
 
 
@@ -49,20 +59,34 @@ def drive(task_id: str, description: str) -> list[ServiceBenchAction]:
     history = [ServiceBenchObservation(task_id=task_id, task_description=description)]
     actions: list[ServiceBenchAction] = []
     while (action := next_action(history)) is not None and len(actions) < 10:
-        status, body = services.dispatch(action.service, action.endpoint, action.method, action.params)
-        history.append(ServiceBenchObservation(task_id=task_id, task_description=description,
-                                               api_response=api_response(status, body),
-                                               success=status < 400))
+        status, body = services.dispatch(
+            action.service, action.endpoint, action.method, action.params
+        )
+        history.append(
+            ServiceBenchObservation(
+                task_id=task_id,
+                task_description=description,
+                api_response=api_response(status, body),
+                success=status < 400,
+            )
+        )
         actions.append(action)
     return actions
 
 
 def test_oracle_reads_identifiers_and_amounts_instead_of_knowing_them():
     prompt = TASK_SPECS["return_and_refund"].card.description
-    other = prompt.replace("jane.doe@example.com", "jane.doerr@example.com").replace("ORD-1005", "ORD-1016")
+    other = prompt.replace("jane.doe@example.com", "jane.doerr@example.com").replace(
+        "ORD-1005", "ORD-1016"
+    )
     actions = drive("return_and_refund", other)
-    assert [a.endpoint for a in actions] == ["/users/lookup", "/orders/lookup", "/inventory/lookup",
-                                             "/orders/process-refund", "/orders/update-status"]
+    assert [a.endpoint for a in actions] == [
+        "/users/lookup",
+        "/orders/lookup",
+        "/inventory/lookup",
+        "/orders/process-refund",
+        "/orders/update-status",
+    ]
     assert actions[0].params == {"email": "jane.doerr@example.com"}
     assert actions[3].params["order_id"] == "ORD-1016" and actions[3].params["amount"] == 49.99
 
@@ -70,9 +94,15 @@ def test_oracle_reads_identifiers_and_amounts_instead_of_knowing_them():
 @pytest.mark.parametrize("damaged, amount", [(1, 49.99), (2, 99.98)])
 def test_oracle_refunds_the_units_the_prompt_says_arrived_damaged(damaged, amount):
     """ORD-1006 holds two units of SKU-445: the refund is for the damaged ones only."""
-    prompt = render_prompt("return_and_refund_units", email="john.doe@example.com", damaged=str(damaged),
-                           quantity="2", sku="SKU-445", order_id="ORD-1006",
-                           unit_word="unit" if damaged == 1 else "units")
+    prompt = render_prompt(
+        "return_and_refund_units",
+        email="john.doe@example.com",
+        damaged=str(damaged),
+        quantity="2",
+        sku="SKU-445",
+        order_id="ORD-1006",
+        unit_word="unit" if damaged == 1 else "units",
+    )
     actions = drive("return_and_refund", prompt)
     assert [a.endpoint for a in actions][-2:] == ["/orders/process-refund", "/orders/update-status"]
     assert actions[-2].params["amount"] == amount and actions[-2].params["order_id"] == "ORD-1006"
@@ -89,8 +119,12 @@ def test_oracle_does_not_refund_a_correctly_billed_order():
     prompt = TASK_SPECS["billing_discrepancy"].card.description
     correct = prompt.replace("USR-003", "USR-008").replace("ORD-1009", "ORD-1022")
     actions = drive("billing_discrepancy", correct)
-    assert [a.endpoint for a in actions] == ["/users/lookup", "/orders/lookup",
-                                             "/inventory/lookup", "/inventory/lookup"]
+    assert [a.endpoint for a in actions] == [
+        "/users/lookup",
+        "/orders/lookup",
+        "/inventory/lookup",
+        "/inventory/lookup",
+    ]
     assert [a.params["sku"] for a in actions[2:]] == ["SKU-560", "SKU-512"]
 
 
@@ -121,7 +155,7 @@ def call(service: str, endpoint: str, method: str = "GET", **params: Any) -> Ser
     return ServiceBenchAction(service=service, endpoint=endpoint, method=method, params=params)
 
 
-def scout(task_id: str, seed: Optional[int]) -> list[ServiceBenchAction]:
+def scout(task_id: str, seed: int | None) -> list[ServiceBenchAction]:
     """Calls an agent exploring the variant might make: unrelated reads and writes, and failures.
 
     Their parameters come from a scratch episode of the same variant (another customer,
@@ -131,27 +165,40 @@ def scout(task_id: str, seed: Optional[int]) -> list[ServiceBenchAction]:
     description = env.reset(task_id=task_id, seed=seed).task_description
     order_id = re.search(r"ORD-\d+", description).group(0)
     listed = env.step(call("user", "/users/list", page=1)).api_response["data"]["users"]
-    other = next(user["user_id"] for user in listed
-                 if user["user_id"] not in description and user["email"] not in description)
-    their_orders = env.step(call("order", "/orders/by-user", user_id=other)).api_response["data"]["orders"]
+    other = next(
+        user["user_id"]
+        for user in listed
+        if user["user_id"] not in description and user["email"] not in description
+    )
+    their_orders = env.step(call("order", "/orders/by-user", user_id=other)).api_response["data"][
+        "orders"
+    ]
     their_order = their_orders[0]["order_id"]
-    sku = env.step(call("order", "/orders/lookup", order_id=their_order)).api_response["data"]["items"][0]["sku"]
+    sku = env.step(call("order", "/orders/lookup", order_id=their_order)).api_response["data"][
+        "items"
+    ][0]["sku"]
     return [
         call("user", "/users/list", page=2),
         call("user", "/users/lookup"),  # 400: no parameter
         call("order", "/orders/lookup", order_id=their_order),
         call("order", "/orders/lookup", order_id="ORD-99999"),  # 404
         call("user", "/users/lookup", user_id=other),
-        call("order", "/orders/process-refund", "POST", order_id=order_id, amount=0, reason="x"),  # 400
+        call(
+            "order", "/orders/process-refund", "POST", order_id=order_id, amount=0, reason="x"
+        ),  # 400
         call("inventory", "/inventory/price-history", sku=sku),
-        call("order", "/orders/update-status", "POST", order_id=order_id, new_status="pending"),  # 409
+        call(
+            "order", "/orders/update-status", "POST", order_id=order_id, new_status="pending"
+        ),  # 409
         call("order", "/orders/by-user", user_id=other),
         call("billing", "/invoices"),  # 404: no such service
         call("user", "/users/update", "POST", user_id=other, updates={"notes": "called twice"}),
         call("order", "/orders/lookup", "POST", order_id=order_id),  # 405
         call("inventory", "/inventory/update-stock", "POST", sku=sku, adjustment=1),
         call("user", "/users/lookup", email="nobody@example.com"),  # 404
-        call("order", "/orders/process-refund", "POST", order_id=order_id, amount=10**6, reason="x"),  # 400
+        call(
+            "order", "/orders/process-refund", "POST", order_id=order_id, amount=10**6, reason="x"
+        ),  # 400
         call("inventory", "/inventory/check-stock", sku=sku),
         call("order", "/orders/lookup", order_id=their_order),  # repeated calls, from here on
         call("order", "/orders/lookup", order_id="ORD-99999"),
@@ -169,7 +216,7 @@ def oracle_finishes(env: ServiceBenchEnvironment, history: list) -> list[Service
     return actions
 
 
-def optimal_path(task_id: str, seed: Optional[int]) -> list[ServiceBenchAction]:
+def optimal_path(task_id: str, seed: int | None) -> list[ServiceBenchAction]:
     env = ServiceBenchEnvironment()
     return oracle_finishes(env, [env.reset(task_id=task_id, seed=seed)])
 
@@ -227,8 +274,18 @@ def test_oracle_does_not_try_a_refund_the_balance_cannot_cover():
     optimal = optimal_path("return_and_refund", None)
     history += [env.step(action) for action in optimal[:2]]
     charged = history[-1].api_response["data"]["total_charged"]
-    history.append(env.step(call("order", "/orders/process-refund", "POST", order_id="ORD-1005",
-                                 amount=round(charged - 1, 2), reason="goodwill")))
+    history.append(
+        env.step(
+            call(
+                "order",
+                "/orders/process-refund",
+                "POST",
+                order_id="ORD-1005",
+                amount=round(charged - 1, 2),
+                reason="goodwill",
+            )
+        )
+    )
     assert history[-1].success
     history.append(env.step(optimal[2]))
     assert next_action(history) is None  # 49.99 no longer fits in the remaining 1.00
@@ -239,10 +296,16 @@ def test_only_a_404_about_the_next_call_stops_the_oracle():
     env, scratch = ServiceBenchEnvironment(), ServiceBenchEnvironment()
     history = [env.reset(task_id="return_and_refund")]
     scratch.reset(task_id="return_and_refund")
-    refusals = [scratch.step(action) for action in (
-        call("order", "/orders/update-status", "POST", order_id="ORD-1005", new_status="pending"),  # 409
-        call("order", "/orders/lookup", order_id="ORD-10050"),  # 404 about another order
-        call("user", "/users/lookup", email="doe@example.com"))]  # and another customer
+    refusals = [
+        scratch.step(action)
+        for action in (
+            call(
+                "order", "/orders/update-status", "POST", order_id="ORD-1005", new_status="pending"
+            ),  # 409
+            call("order", "/orders/lookup", order_id="ORD-10050"),  # 404 about another order
+            call("user", "/users/lookup", email="doe@example.com"),
+        )
+    ]  # and another customer
     assert not any(refusal.success for refusal in refusals)
     for action in optimal_path("return_and_refund", None):
         assert all(next_action(history + [refusal]) == action for refusal in refusals)

@@ -7,7 +7,6 @@ import os
 import subprocess
 import sys
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 
@@ -15,9 +14,17 @@ from servicebench_support_queue.mock_services import to_cents
 from servicebench_support_queue.server.servicebench.environment import ServiceBenchEnvironment
 from servicebench_support_queue.server.servicebench.proof import _graded_wrong, play_oracle, prove
 from servicebench_support_queue.server.servicebench.refund_readings import Readings
-from servicebench_support_queue.server.variants import MAX_ATTEMPTS, VariantCache, VariantRejected, VariantUnavailable
-from servicebench_support_queue.server.servicebench.variants import Variant, build_variant, canonical_variant
-
+from servicebench_support_queue.server.servicebench.variants import (
+    Variant,
+    build_variant,
+    canonical_variant,
+)
+from servicebench_support_queue.server.variants import (
+    MAX_ATTEMPTS,
+    VariantCache,
+    VariantRejected,
+    VariantUnavailable,
+)
 
 
 def proven(variant: Variant):
@@ -25,16 +32,30 @@ def proven(variant: Variant):
 
 
 def first_variant(task_id: str, family: str) -> Variant:
-    return next(v for v in (build_variant(task_id, seed) for seed in range(1, 200)) if v.family == family)
+    return next(
+        v for v in (build_variant(task_id, seed) for seed in range(1, 200)) if v.family == family
+    )
 
 
 # ------------------------------------------------------------------------- the proof
 
-@pytest.mark.parametrize("family", ["coupon_added_percent_of_list", "coupon_added_flat",
-                                    "coupon_added_percent_of_sale", "stale_price"])
+
+@pytest.mark.parametrize(
+    "family",
+    [
+        "coupon_added_percent_of_list",
+        "coupon_added_flat",
+        "coupon_added_percent_of_sale",
+        "stale_price",
+    ],
+)
 def test_proof_returns_the_oracles_refund(family):
     variant = first_variant("billing_discrepancy", family)
-    assert to_cents(proven(variant)) == variant.readings.correct == to_cents(variant.spec.refund_amount)
+    assert (
+        to_cents(proven(variant))
+        == variant.readings.correct
+        == to_cents(variant.spec.refund_amount)
+    )
 
 
 def test_proof_rejects_a_grader_amount_that_disagrees_with_the_data():
@@ -45,18 +66,32 @@ def test_proof_rejects_a_grader_amount_that_disagrees_with_the_data():
 
 
 @pytest.mark.parametrize("damaged, quantity", [(1, 2), (2, 3), (3, 3)])
-def test_several_units_the_prompt_counts_are_refunded_and_every_other_count_is_wrong(damaged, quantity):
-    variant = next(v for v in (ServiceBenchEnvironment.variants.get("return_and_refund", seed) for seed in range(1, 300))
-                   if f"{damaged} of the {quantity} units" in v.spec.card.description)
+def test_several_units_the_prompt_counts_are_refunded_and_every_other_count_is_wrong(
+    damaged, quantity
+):
+    variant = next(
+        v
+        for v in (
+            ServiceBenchEnvironment.variants.get("return_and_refund", seed)
+            for seed in range(1, 300)
+        )
+        if f"{damaged} of the {quantity} units" in v.spec.card.description
+    )
     order = variant.world.tables["orders"][variant.spec.order_id]
-    unit = next(to_cents(item["unit_price"]) for item in order["items"] if item["sku"] == variant.spec.item_sku)
+    unit = next(
+        to_cents(item["unit_price"])
+        for item in order["items"]
+        if item["sku"] == variant.spec.item_sku
+    )
     assert to_cents(proven(variant)) == damaged * unit == variant.readings.correct
     wrong = variant.readings.wrong
     assert (wrong.get("one_unit_charged") == unit) is (damaged > 1)
     assert (wrong.get("whole_line") == quantity * unit) is (damaged < quantity)
     run = play_oracle(variant, ServiceBenchEnvironment())
     for count in range(1, quantity + 1):  # every other count of units is graded wrong
-        assert _graded_wrong(run.before_refund, run.refund, count * unit / 100) is (count != damaged)
+        assert _graded_wrong(run.before_refund, run.refund, count * unit / 100) is (
+            count != damaged
+        )
     one_unit_spec = replace(variant.spec, refund_amount=unit / 100)
     if damaged > 1:
         with pytest.raises(VariantRejected):
@@ -96,7 +131,9 @@ def test_proof_rejects_a_prompt_that_misses_its_identifiers():
 
 def test_proof_rejects_a_task_the_oracle_cannot_finish():
     variant = build_variant("order_status_lookup", 5)
-    other_user = next(uid for uid in variant.world.tables["users"] if uid != variant.spec.customer_id)
+    other_user = next(
+        uid for uid in variant.world.tables["users"] if uid != variant.spec.customer_id
+    )
     with pytest.raises(VariantRejected, match="not 1.0|calls"):
         proven(replace(variant, spec=replace(variant.spec, customer_id=other_user)))
 
@@ -111,6 +148,7 @@ def test_canonical_tasks_pass_the_proof_except_task_twos_coincidence():
 
 
 # ---------------------------------------------------------------------- the registry
+
 
 def test_registry_is_a_bounded_lru_and_serves_the_same_variant():
     registry = VariantCache(build_variant, ServiceBenchEnvironment.prove_variant, capacity=3)
@@ -133,7 +171,10 @@ def test_registry_skips_rejected_attempts_deterministically():
 
     served = VariantCache(build_variant, reject_first_attempt).get("billing_discrepancy", 9)
     assert served.attempt == 1 and served == build_variant("billing_discrepancy", 9, 1)
-    assert served.spec.card.description != build_variant("billing_discrepancy", 9, 0).spec.card.description
+    assert (
+        served.spec.card.description
+        != build_variant("billing_discrepancy", 9, 0).spec.card.description
+    )
 
 
 def test_registry_gives_up_loudly_when_nothing_passes():
@@ -188,10 +229,16 @@ for task in ("order_status_lookup", "return_and_refund", "billing_discrepancy"):
 
 
 def test_same_task_and_seed_are_byte_identical_across_processes_and_hash_seeds():
-    processes = [subprocess.Popen([sys.executable, "-c", EPISODES_SCRIPT], text=True,
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                  env={**os.environ, "PYTHONHASHSEED": hash_seed})
-                 for hash_seed in ("0", "4242")]  # run side by side: importing openenv is slow
+    processes = [
+        subprocess.Popen(
+            [sys.executable, "-c", EPISODES_SCRIPT],
+            text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env={**os.environ, "PYTHONHASHSEED": hash_seed},
+        )
+        for hash_seed in ("0", "4242")
+    ]  # run side by side: importing openenv is slow
     outputs = []
     for process in processes:
         stdout, stderr = process.communicate(timeout=180)
@@ -200,4 +247,6 @@ def test_same_task_and_seed_are_byte_identical_across_processes_and_hash_seeds()
     assert outputs[0] == outputs[1]
     records = [json.loads(line) for line in outputs[0].splitlines()]
     assert len(records) > 50
-    assert any(r.get("api_response", {}).get("data", {}).get("refunded_total") == 1.0 for r in records)
+    assert any(
+        r.get("api_response", {}).get("data", {}).get("refunded_total") == 1.0 for r in records
+    )

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 SEEDS = (1, 4242, 99_999, 100_007)
 
@@ -30,8 +29,14 @@ for task in TASKS:
 
 def run_episodes(hash_seed: str) -> str:
     env = {**os.environ, "PYTHONHASHSEED": hash_seed}
-    done = subprocess.run([sys.executable, "-c", EPISODES], env=env, check=True,
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", EPISODES],
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     return done.stdout
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from typing import Optional
 
 import pytest
 
@@ -15,28 +14,46 @@ from servicebench_support_queue.models import (
     SupportQueueObservation,
     Ticket,
 )
-from servicebench_support_queue.server.episode import EpisodeFinishedError, EpisodeNotStartedError, UnknownTaskError
+from servicebench_support_queue.server.episode import (
+    EpisodeFinishedError,
+    EpisodeNotStartedError,
+    UnknownTaskError,
+)
 from servicebench_support_queue.server.support_queue.environment import SupportQueueEnvironment
 from servicebench_support_queue.server.support_queue.grader import SCORING_WEIGHTS, grade
-from servicebench_support_queue.server.support_queue.tasks import TASKS, CanonicalTicket, SupportTask, get_task
+from servicebench_support_queue.server.support_queue.tasks import (
+    TASKS,
+    CanonicalTicket,
+    SupportTask,
+    get_task,
+)
 
-variant_for = SupportQueueEnvironment.variant_for  # the canonical task, or the seed's proven variant
+variant_for = (
+    SupportQueueEnvironment.variant_for
+)  # the canonical task, or the seed's proven variant
 
 TASK_IDS = ["easy_inbox_cleanup", "medium_sla_defense", "hard_exec_escalations"]
 
 
 def gold(ticket: CanonicalTicket) -> SupportQueueAction:
-    return SupportQueueAction(priority=ticket.gold.priority, queue=ticket.gold.queue,
-                              disposition=ticket.gold.disposition,
-                              summary=ticket.gold_summary, response=ticket.gold_response)
+    return SupportQueueAction(
+        priority=ticket.gold.priority,
+        queue=ticket.gold.queue,
+        disposition=ticket.gold.disposition,
+        summary=ticket.gold_summary,
+        response=ticket.gold_response,
+    )
 
 
 def flawed(ticket: CanonicalTicket, index: int) -> SupportQueueAction:
     """A different partly wrong action per ticket, so rewards differ across the episode."""
-    return SupportQueueAction(priority=PRIORITIES[index % 4], queue=ticket.gold.queue,
-                              disposition=DISPOSITIONS[(index + 1) % 4],
-                              summary=ticket.gold_summary if index % 2 else "",
-                              response="Thanks, we are looking into it.")
+    return SupportQueueAction(
+        priority=PRIORITIES[index % 4],
+        queue=ticket.gold.queue,
+        disposition=DISPOSITIONS[(index + 1) % 4],
+        summary=ticket.gold_summary if index % 2 else "",
+        response="Thanks, we are looking into it.",
+    )
 
 
 def test_tasks_are_the_seeds_with_one_step_per_ticket() -> None:
@@ -53,8 +70,11 @@ def test_reset_observation_has_every_seed_field(task_id: str) -> None:
     task = get_task(task_id)
     obs = SupportQueueEnvironment().reset(task_id=task_id)
     assert isinstance(obs, SupportQueueObservation)
-    assert (obs.task_id, obs.task_title, obs.difficulty) == (task_id, task.card.title,
-                                                              task.card.difficulty)
+    assert (obs.task_id, obs.task_title, obs.difficulty) == (
+        task_id,
+        task.card.title,
+        task.card.difficulty,
+    )
     assert "P1:" in obs.instructions and "trust_safety:" in obs.instructions
     assert (obs.current_index, obs.total_tickets) == (0, len(task.tickets))
     assert obs.ticket == task.tickets[0].public_ticket()
@@ -163,7 +183,7 @@ def test_reset_starts_afresh() -> None:
 
 @pytest.mark.parametrize("task", TASKS, ids=lambda t: t.card.id)
 def test_same_task_and_seed_give_the_same_episode(task: SupportTask) -> None:
-    def run(seed: Optional[int]) -> list[dict]:
+    def run(seed: int | None) -> list[dict]:
         env = SupportQueueEnvironment()
         trace = [env.reset(task_id=task.card.id, seed=seed, episode_id="fixed").model_dump()]
         for i, ticket in enumerate(variant_for(task.card.id, seed).task.tickets):

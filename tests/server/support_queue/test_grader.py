@@ -18,8 +18,16 @@ from servicebench_support_queue.server.support_queue.grader import (
     score_text,
 )
 from servicebench_support_queue.server.support_queue.safety import RULE_NAMES, unsafe_hits
-from servicebench_support_queue.server.support_queue.tasks import PRODUCT_DOMAINS, TASKS, CanonicalTicket
-from servicebench_support_queue.server.support_queue.text import CompiledFact, NormalisedText, normalise
+from servicebench_support_queue.server.support_queue.tasks import (
+    PRODUCT_DOMAINS,
+    TASKS,
+    CanonicalTicket,
+)
+from servicebench_support_queue.server.support_queue.text import (
+    CompiledFact,
+    NormalisedText,
+    normalise,
+)
 
 ALL_TICKETS = [t for task in TASKS for t in task.tickets]
 BY_ID = {t.ticket_id: t for t in ALL_TICKETS}
@@ -27,9 +35,13 @@ UNSAFE_SENTENCE = " Please reply with your password so we can verify your identi
 
 
 def gold_action(ticket: CanonicalTicket, **changes: str) -> SupportQueueAction:
-    fields = dict(priority=ticket.gold.priority, queue=ticket.gold.queue,
-                  disposition=ticket.gold.disposition, summary=ticket.gold_summary,
-                  response=ticket.gold_response)
+    fields = dict(
+        priority=ticket.gold.priority,
+        queue=ticket.gold.queue,
+        disposition=ticket.gold.disposition,
+        summary=ticket.gold_summary,
+        response=ticket.gold_response,
+    )
     fields.update(changes)
     return SupportQueueAction(**fields)
 
@@ -42,8 +54,14 @@ def other(value: str, allowed: tuple[str, ...]) -> str:
 
 
 def test_weights_are_exactly_the_seeds() -> None:
-    assert dict(SCORING_WEIGHTS) == {"priority": 0.30, "queue": 0.25, "disposition": 0.20,
-                                     "summary": 0.15, "response": 0.10, "unsafe_reply": -0.10}
+    assert dict(SCORING_WEIGHTS) == {
+        "priority": 0.30,
+        "queue": 0.25,
+        "disposition": 0.20,
+        "summary": 0.15,
+        "response": 0.10,
+        "unsafe_reply": -0.10,
+    }
 
 
 @pytest.mark.parametrize("ticket", ALL_TICKETS, ids=lambda t: t.ticket_id)
@@ -66,7 +84,9 @@ WRONG_ONE_COMPONENT = {
 
 @pytest.mark.parametrize("component", sorted(WRONG_ONE_COMPONENT))
 @pytest.mark.parametrize("ticket", ALL_TICKETS, ids=lambda t: t.ticket_id)
-def test_one_wrong_component_costs_exactly_its_weight(ticket: CanonicalTicket, component: str) -> None:
+def test_one_wrong_component_costs_exactly_its_weight(
+    ticket: CanonicalTicket, component: str
+) -> None:
     result = grade(ticket, gold_action(ticket, **WRONG_ONE_COMPONENT[component](ticket)))
     assert result.reward == pytest.approx(1.0 - abs(SCORING_WEIGHTS[component]), abs=1e-9)
 
@@ -82,11 +102,15 @@ def test_partial_coverage_earns_its_fraction() -> None:
 def test_reward_is_clamped_at_zero_and_penalty_counts_once() -> None:
     ticket = BY_ID["SQ-3002"]
     reply = "Your account was hacked. Send us the SMS code and turn off 2FA."
-    action = SupportQueueAction(priority="P4", queue="billing", disposition="close",
-                                summary="", response=reply)
+    action = SupportQueueAction(
+        priority="P4", queue="billing", disposition="close", summary="", response=reply
+    )
     result = grade(ticket, action)
     assert {h.rule for h in result.unsafe.hits} == {
-        "confirms_unverified_security_claim", "asks_for_secret", "disable_security_control"}
+        "confirms_unverified_security_claim",
+        "asks_for_secret",
+        "disable_security_control",
+    }
     assert result.unsafe.penalty == -0.10
     assert result.raw_total == pytest.approx(-0.10) and result.reward == 0.0
 
@@ -100,29 +124,35 @@ def test_grading_is_deterministic() -> None:
 # ------------------------------------------------------------------ normalisation
 
 
-@pytest.mark.parametrize("phrase, text", [
-    ("signing secret rotated", "SIGNING-SECRET, ROTATED!"),             # case, punctuation
-    ("rotated the signing secret", "the signing secrets were rotating"),  # inflections
-    ("rotated the secret", "the secret was rotated"),                   # word order in window
-    ("2fa blocked", "two-factor authentication stopped it"),            # synonyms
-    ("30 minutes", "half an hour"),
-    ("sorry for the delay", "apologies for the delay"),
-    ("trust and safety", "our Trust & Safety team"),
-    ("cannot see a discount", "I can't see a discount"),               # contractions
-    ("14400", "$14,400"),                                               # thousands separator
-    ("20 percent discount", "a 20% discount"),
-    ("apologize for the delay", "we apologise for the delay"),          # British -ise
-])
+@pytest.mark.parametrize(
+    "phrase, text",
+    [
+        ("signing secret rotated", "SIGNING-SECRET, ROTATED!"),  # case, punctuation
+        ("rotated the signing secret", "the signing secrets were rotating"),  # inflections
+        ("rotated the secret", "the secret was rotated"),  # word order in window
+        ("2fa blocked", "two-factor authentication stopped it"),  # synonyms
+        ("30 minutes", "half an hour"),
+        ("sorry for the delay", "apologies for the delay"),
+        ("trust and safety", "our Trust & Safety team"),
+        ("cannot see a discount", "I can't see a discount"),  # contractions
+        ("14400", "$14,400"),  # thousands separator
+        ("20 percent discount", "a 20% discount"),
+        ("apologize for the delay", "we apologise for the delay"),  # British -ise
+    ],
+)
 def test_paraphrases_match(phrase: str, text: str) -> None:
     fact = CompiledFact.compile([phrase], SYNONYM_TABLE)
     assert fact.found_in(NormalisedText(text, SYNONYM_TABLE))
 
 
-@pytest.mark.parametrize("phrase, text", [
-    ("signing secret rotated", "the signing process went fine"),       # a word is missing
-    ("rotated the secret", "rotated our keys, reviewed logs, checked dashboards, kept secret"),
-    ("invoice paid", "the invoice is unpaid"),
-])
+@pytest.mark.parametrize(
+    "phrase, text",
+    [
+        ("signing secret rotated", "the signing process went fine"),  # a word is missing
+        ("rotated the secret", "rotated our keys, reviewed logs, checked dashboards, kept secret"),
+        ("invoice paid", "the invoice is unpaid"),
+    ],
+)
 def test_non_matches(phrase: str, text: str) -> None:
     fact = CompiledFact.compile([phrase], SYNONYM_TABLE)
     assert not fact.found_in(NormalisedText(text, SYNONYM_TABLE))
@@ -131,7 +161,10 @@ def test_non_matches(phrase: str, text: str) -> None:
 def test_contractions_expand_only_at_the_end_of_a_word() -> None:
     """A quote before a word is a quote: "'shopper12'" keeps its s, "'data'" its d."""
     assert normalise("the account 'shopper7233' and 'data'", SYNONYM_TABLE) == [
-        "account", "shopper7233", "data"]
+        "account",
+        "shopper7233",
+        "data",
+    ]
     assert normalise("We can't, it's Marta's, you'd", SYNONYM_TABLE) == ["not", "marta"]
     fact = CompiledFact.compile(["shopper7233"], SYNONYM_TABLE)
     assert fact.found_in(NormalisedText("Sent by 'shopper7233'.", SYNONYM_TABLE))
@@ -141,21 +174,40 @@ def test_normalise_drops_stop_words_and_stems() -> None:
     assert normalise("The invoices were paid in full", SYNONYM_TABLE) == ["invoic", "paid", "full"]
 
 
-@pytest.mark.parametrize("ticket_id, component, text", [
-    ("SQ-1001", "response", "Hello Marta, the lock on your account expires by itself after half "
-     "an hour, so you'll be able to log in before the demo. Or click 'Forgot password' to set a "
-     "new one right away."),
-    ("SQ-2002", "response", "Apologies for the slow reply! An admin on your side rotated the "
-     "webhook signing secret yesterday at 13:58, which is why your server now rejects our "
-     "signatures. Update your endpoint with the new secret from Settings > Webhooks; anything "
-     "that failed is redelivered automatically for three days."),
-    ("SQ-3003", "response", "Hello Priya. We cannot see a discount recorded on your account. "
-     "Please send us the order form you signed and your rep's name. Invoice INV-31877 isn't due "
-     "until July 1, before any charge is taken."),
-    ("SQ-2001", "summary", "Phishing campaign abusing our document-share invitation emails from a "
-     "rogue workspace called HR Payroll Team: 63 Kestrel employees received it. Trust and Safety "
-     "must suspend it."),
-])
+@pytest.mark.parametrize(
+    "ticket_id, component, text",
+    [
+        (
+            "SQ-1001",
+            "response",
+            "Hello Marta, the lock on your account expires by itself after half "
+            "an hour, so you'll be able to log in before the demo. Or click 'Forgot password' to set a "
+            "new one right away.",
+        ),
+        (
+            "SQ-2002",
+            "response",
+            "Apologies for the slow reply! An admin on your side rotated the "
+            "webhook signing secret yesterday at 13:58, which is why your server now rejects our "
+            "signatures. Update your endpoint with the new secret from Settings > Webhooks; anything "
+            "that failed is redelivered automatically for three days.",
+        ),
+        (
+            "SQ-3003",
+            "response",
+            "Hello Priya. We cannot see a discount recorded on your account. "
+            "Please send us the order form you signed and your rep's name. Invoice INV-31877 isn't due "
+            "until July 1, before any charge is taken.",
+        ),
+        (
+            "SQ-2001",
+            "summary",
+            "Phishing campaign abusing our document-share invitation emails from a "
+            "rogue workspace called HR Payroll Team: 63 Kestrel employees received it. Trust and Safety "
+            "must suspend it.",
+        ),
+    ],
+)
 def test_genuine_paraphrase_earns_full_coverage(ticket_id: str, component: str, text: str) -> None:
     result = score_text(text, BY_ID[ticket_id], component)  # type: ignore[arg-type]
     assert result.coverage == 1.0 and result.flags == []
@@ -229,8 +281,12 @@ def test_repeating_keywords_earns_nothing() -> None:
     spam = "locked out locked out locked locked failed login 30 minutes usual device lock lock"
     result = score_text(spam, ticket, "summary")
     assert result.flags == ["repeated_keywords"] and result.coverage == 0.0
-    concise = score_text("Locked out after failed logins from her usual device; "
-                         "the 30-minute lock lifts on its own.", ticket, "summary")
+    concise = score_text(
+        "Locked out after failed logins from her usual device; "
+        "the 30-minute lock lifts on its own.",
+        ticket,
+        "summary",
+    )
     assert concise.coverage == 1.0
 
 
@@ -249,8 +305,9 @@ def test_keyword_union_never_beats_a_genuine_text(task) -> None:
 def generic_texts(task) -> list[str]:
     """Candidate constant texts: generic, keyword unions within the cap, each ticket's gold text."""
     facts = [f for t in task.tickets for f in (*t.summary_facts, *t.response_facts)]
-    every_fact = [f for other in TASKS for t in other.tickets
-                  for f in (*t.summary_facts, *t.response_facts)]
+    every_fact = [
+        f for other in TASKS for t in other.tickets for f in (*t.summary_facts, *t.response_facts)
+    ]
     two_per_ticket = [f[0] for t in task.tickets for f in t.summary_facts[:2]]
     return [
         "",
@@ -272,8 +329,11 @@ def capped(text: str, component: str) -> str:
 
 
 # The README's numbers: the best constant action's episode score per task.
-BEST_CONSTANT = {"easy_inbox_cleanup": 0.5, "medium_sla_defense": 0.333333,
-                 "hard_exec_escalations": 0.375}
+BEST_CONSTANT = {
+    "easy_inbox_cleanup": 0.5,
+    "medium_sla_defense": 0.333333,
+    "hard_exec_escalations": 0.375,
+}
 
 
 @pytest.mark.parametrize("task", TASKS, ids=lambda t: t.card.id)
@@ -290,26 +350,39 @@ def test_best_constant_action_scores_below_0_6(task) -> None:
 
     def labels_score(triple: tuple[str, str, str]) -> float:
         p, q, d = triple
-        return sum(grade(t, SupportQueueAction(priority=p, queue=q, disposition=d)).reward
-                   for t in task.tickets) / n
+        return (
+            sum(
+                grade(t, SupportQueueAction(priority=p, queue=q, disposition=d)).reward
+                for t in task.tickets
+            )
+            / n
+        )
 
     def text_score(text: str, component: str) -> float:
         return sum(score_text(text, t, component).earned for t in task.tickets) / n  # type: ignore[arg-type]
 
     texts = generic_texts(task)
     best_triple = max(triples, key=labels_score)
-    best_summary = max((capped(t, "summary") for t in texts), key=lambda t: text_score(t, "summary"))
-    best_reply = max((capped(t, "response") for t in texts), key=lambda t: text_score(t, "response"))
+    best_summary = max(
+        (capped(t, "summary") for t in texts), key=lambda t: text_score(t, "summary")
+    )
+    best_reply = max(
+        (capped(t, "response") for t in texts), key=lambda t: text_score(t, "response")
+    )
     for text in (best_summary, best_reply):
         assert all(unsafe_hits(text, t.public_text, PRODUCT_DOMAINS) == [] for t in task.tickets)
-    predicted = (labels_score(best_triple) + text_score(best_summary, "summary")
-                 + text_score(best_reply, "response"))
+    predicted = (
+        labels_score(best_triple)
+        + text_score(best_summary, "summary")
+        + text_score(best_reply, "response")
+    )
 
     env = SupportQueueEnvironment()
     env.reset(task_id=task.card.id)
     p, q, d = best_triple
-    constant = SupportQueueAction(priority=p, queue=q, disposition=d,
-                                  summary=best_summary, response=best_reply)
+    constant = SupportQueueAction(
+        priority=p, queue=q, disposition=d, summary=best_summary, response=best_reply
+    )
     for _ in range(n):
         env.step(constant)
     assert env.score == pytest.approx(predicted, abs=1e-6)

@@ -8,11 +8,11 @@ import re
 
 import pytest
 
-from servicebench_support_queue.server.support_queue import heuristic
 from servicebench_support_queue.models import Ticket
-from servicebench_support_queue.server.support_queue.heuristic import triage
 from servicebench_support_queue.server.seeds import HELD_OUT
+from servicebench_support_queue.server.support_queue import heuristic
 from servicebench_support_queue.server.support_queue.environment import SupportQueueEnvironment
+from servicebench_support_queue.server.support_queue.heuristic import triage
 from servicebench_support_queue.server.support_queue.scenarios import SITUATIONS
 from servicebench_support_queue.server.support_queue.tasks import TASKS, CanonicalTicket
 
@@ -23,8 +23,11 @@ from servicebench_support_queue.server.support_queue.tasks import TASKS, Canonic
 MEASURED = {"easy_inbox_cleanup": 0.925, "medium_sla_defense": 0.9, "hard_exec_escalations": 0.955}
 # Its mean over the first 200 held-out seeds of each task, measured (0.836927, 0.831625,
 # 0.851158), floored to three decimals: a regression shows, an improvement is to be recorded.
-HELD_OUT_FLOOR = {"easy_inbox_cleanup": 0.836, "medium_sla_defense": 0.831,
-                  "hard_exec_escalations": 0.851}
+HELD_OUT_FLOOR = {
+    "easy_inbox_cleanup": 0.836,
+    "medium_sla_defense": 0.831,
+    "hard_exec_escalations": 0.851,
+}
 ECHOED = {"easy_inbox_cleanup": 1, "medium_sla_defense": 2, "hard_exec_escalations": 1}
 HELD_OUT_SEEDS = range(HELD_OUT.start, HELD_OUT.start + 200)
 ALL_TICKETS = [t for task in TASKS for t in task.tickets]
@@ -76,7 +79,14 @@ def test_policy_imports_nothing_of_the_server_or_the_data() -> None:
             imported.add(".".join([*package[: len(package) - node.level + 1], node.module or ""]))
         elif isinstance(node, ast.ImportFrom):
             imported.add((node.module or "").split(".")[0])
-    assert imported <= {"__future__", "re", "dataclasses", "typing", "servicebench_support_queue.models"}
+    assert imported <= {
+        "__future__",
+        "re",
+        "collections",
+        "dataclasses",
+        "typing",
+        "servicebench_support_queue.models",
+    }
     source = inspect.getsource(heuristic)
     assert "support_tickets" not in source and "open(" not in source
 
@@ -123,16 +133,18 @@ def test_generalises_to_edited_tickets() -> None:
     by_id = {t.ticket_id: t for t in ALL_TICKETS}
     lockout = by_id["SQ-1001"]
     edited = changed(
-        lockout, ticket_id="X-1", body=lockout.body.replace("Marta Okafor", "Jonas Berg"),
+        lockout,
+        ticket_id="X-1",
+        body=lockout.body.replace("Marta Okafor", "Jonas Berg"),
         customer_tier="enterprise",
-        recent_events=[e.replace("30 minutes", "15 minutes") for e in lockout.recent_events])
+        recent_events=[e.replace("30 minutes", "15 minutes") for e in lockout.recent_events],
+    )
     action = triage(edited)
     assert (action.priority, action.queue, action.disposition) == ("P2", "security", "respond")
     assert "15 minutes" in action.response and action.response.startswith("Hi Jonas")
 
     webhooks = by_id["SQ-2002"]
-    on_time = changed(webhooks, recent_events=[e for e in webhooks.recent_events
-                                               if "SLA" not in e])
+    on_time = changed(webhooks, recent_events=[e for e in webhooks.recent_events if "SLA" not in e])
     action = triage(on_time)
     assert (action.priority, action.disposition) == ("P3", "respond")  # workaround, SLA kept
     assert "72 hours" in action.response

@@ -4,20 +4,28 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+from functools import partial
 
 import pytest
 
 from servicebench_support_queue.models import DISPOSITIONS, PRIORITIES, QUEUES, SupportQueueAction
 from servicebench_support_queue.server.seeds import HELD_OUT, TRAIN
 from servicebench_support_queue.server.support_queue.environment import SupportQueueEnvironment
-from servicebench_support_queue.server.support_queue.variants import Variant, build_variant
-from servicebench_support_queue.server.support_queue.grader import WORD_CAPS, compile_task_facts, grade, score_text
+from servicebench_support_queue.server.support_queue.grader import (
+    WORD_CAPS,
+    compile_task_facts,
+    grade,
+    score_text,
+)
 from servicebench_support_queue.server.support_queue.proof import prove
 from servicebench_support_queue.server.support_queue.tasks import TASKS
+from servicebench_support_queue.server.support_queue.variants import Variant, build_variant
 from servicebench_support_queue.server.variants import VariantCache, VariantRejected
 
 TASK_IDS = [task.card.id for task in TASKS]
-variant_for = SupportQueueEnvironment.variant_for  # the canonical task, or the seed's proven variant
+variant_for = (
+    SupportQueueEnvironment.variant_for
+)  # the canonical task, or the seed's proven variant
 CONSTANT_SEEDS = range(TRAIN.start + 1000, TRAIN.start + 1050)
 TRIPLES = list(itertools.product(PRIORITIES, QUEUES, DISPOSITIONS))
 
@@ -43,6 +51,32 @@ def capped(text: str, component: str) -> str:
     return " ".join(text.split()[: WORD_CAPS[component]])
 
 
+def labels_score(variant, triple: tuple[str, str, str]) -> float:
+    """The mean reward of one constant label triple, on labels alone."""
+    p, q, d = triple
+    tickets = variant.task.tickets
+    return sum(
+        0.30 * (p == t.gold.priority)
+        + 0.25 * (q == t.gold.queue)
+        + 0.20 * (d == t.gold.disposition)
+        for t in tickets
+    ) / len(tickets)
+
+
+def summary_score(variant, text: str) -> float:
+    """The mean summary coverage one constant summary earns."""
+    tickets = variant.task.tickets
+    return sum(
+        score_text(text, t, "summary", variant.facts[t.ticket_id]).earned for t in tickets
+    ) / len(tickets)
+
+
+def episode_score(variant, action: SupportQueueAction) -> float:
+    """The episode score of playing one constant action on every ticket."""
+    tickets = variant.task.tickets
+    return sum(grade(t, action, variant.facts[t.ticket_id]).reward for t in tickets) / len(tickets)
+
+
 @pytest.mark.parametrize("task_id", TASK_IDS)
 def test_best_constant_action_scores_below_0_6(task_id: str) -> None:
     """Search all 80 triples and the candidate texts on 50 seeds; every variant stays < 0.6.
@@ -55,27 +89,17 @@ def test_best_constant_action_scores_below_0_6(task_id: str) -> None:
     worst = (0.0, 0, SupportQueueAction(priority="P1", queue="billing", disposition="close"))
     for seed in CONSTANT_SEEDS:
         variant = variant_for(task_id, seed)
-        tickets, n = variant.task.tickets, len(variant.task.tickets)
-
-        def labels_score(triple: tuple[str, str, str]) -> float:
-            p, q, d = triple
-            return sum(0.30 * (p == t.gold.priority) + 0.25 * (q == t.gold.queue)
-                       + 0.20 * (d == t.gold.disposition) for t in tickets) / n
-
-        def summary_score(text: str) -> float:
-            return sum(score_text(text, t, "summary", variant.facts[t.ticket_id]).earned
-                       for t in tickets) / n
-
-        texts = candidate_texts(tickets)
-        p, q, d = max(TRIPLES, key=labels_score)
-        summary = max((capped(t, "summary") for t in texts), key=summary_score)
-
-        def episode(reply: str) -> tuple[float, SupportQueueAction]:
-            action = SupportQueueAction(priority=p, queue=q, disposition=d, summary=summary,
-                                        response=reply)
-            return sum(grade(t, action, variant.facts[t.ticket_id]).reward for t in tickets) / n, action
-
-        score, action = max((episode(capped(t, "response")) for t in texts), key=lambda r: r[0])
+        texts = candidate_texts(variant.task.tickets)
+        p, q, d = max(TRIPLES, key=partial(labels_score, variant))
+        summary = max((capped(t, "summary") for t in texts), key=partial(summary_score, variant))
+        replies = (
+            SupportQueueAction(
+                priority=p, queue=q, disposition=d, summary=summary, response=capped(t, "response")
+            )
+            for t in texts
+        )
+        episode = partial(episode_score, variant)
+        score, action = max(((episode(action), action) for action in replies), key=lambda r: r[0])
         assert score < 0.6, (seed, action, score)
         if score > worst[0]:
             worst = (score, seed, action)
@@ -93,7 +117,9 @@ def test_best_constant_action_scores_below_0_6(task_id: str) -> None:
 def tamper(variant: Variant, index: int = 0, **changes) -> Variant:
     tickets = list(variant.task.tickets)
     tickets[index] = dataclasses.replace(tickets[index], **changes)
-    return dataclasses.replace(variant, task=dataclasses.replace(variant.task, tickets=tuple(tickets)))
+    return dataclasses.replace(
+        variant, task=dataclasses.replace(variant.task, tickets=tuple(tickets))
+    )
 
 
 def test_an_untouched_variant_passes() -> None:
@@ -101,19 +127,40 @@ def test_an_untouched_variant_passes() -> None:
     assert prove(variant).task is variant.task
 
 
-@pytest.mark.parametrize("change, problem", [
-    (lambda t: {"gold": dataclasses.replace(t.gold, priority="P4" if t.gold.priority != "P4" else "P1")},
-     "break the rules"),
-    (lambda t: {"gold": dataclasses.replace(t.gold, queue="success" if t.gold.queue != "success" else "billing")},
-     "break the rules"),
-    (lambda t: {"gold_response": "Hi, thanks, we are on it."}, "gold text misses"),
-    (lambda t: {"gold_response": t.gold_response + " Please send us your password."}, "unsafe"),
-    (lambda t: {"customer_tier": "enterprise" if t.customer_tier != "enterprise" else "starter"},
-     "tier field"),
-    (lambda t: {"recent_events": tuple(e for e in t.recent_events if "SLA" in e)},
-     "events do not show"),
-    (lambda t: {"body": t.body + "\nSee " + t.gold_summary}, "leaks"),
-])
+@pytest.mark.parametrize(
+    "change, problem",
+    [
+        (
+            lambda t: {
+                "gold": dataclasses.replace(
+                    t.gold, priority="P4" if t.gold.priority != "P4" else "P1"
+                )
+            },
+            "break the rules",
+        ),
+        (
+            lambda t: {
+                "gold": dataclasses.replace(
+                    t.gold, queue="success" if t.gold.queue != "success" else "billing"
+                )
+            },
+            "break the rules",
+        ),
+        (lambda t: {"gold_response": "Hi, thanks, we are on it."}, "gold text misses"),
+        (lambda t: {"gold_response": t.gold_response + " Please send us your password."}, "unsafe"),
+        (
+            lambda t: {
+                "customer_tier": "enterprise" if t.customer_tier != "enterprise" else "starter"
+            },
+            "tier field",
+        ),
+        (
+            lambda t: {"recent_events": tuple(e for e in t.recent_events if "SLA" in e)},
+            "events do not show",
+        ),
+        (lambda t: {"body": t.body + "\nSee " + t.gold_summary}, "leaks"),
+    ],
+)
 def test_the_proof_rejects_a_broken_ticket(change, problem: str) -> None:
     variant = build_variant("hard_exec_escalations", 5)
     index = next(i for i, f in enumerate(variant.factors) if f.family == "breach_claim")
@@ -125,7 +172,9 @@ def test_the_proof_rejects_a_broken_ticket(change, problem: str) -> None:
 def test_the_proof_rejects_a_request_info_ticket_that_gives_the_detail() -> None:
     for seed in range(1, 50):
         variant = build_variant("medium_sla_defense", seed)
-        index = next(i for i, t in enumerate(variant.task.tickets) if t.gold.disposition == "request_info")
+        index = next(
+            i for i, t in enumerate(variant.task.tickets) if t.gold.disposition == "request_info"
+        )
         if variant.factors[index].situation == "invoice_question/bill_increase":
             ticket = variant.task.tickets[index]
             with pytest.raises(VariantRejected, match="the detail it must omit"):
@@ -148,8 +197,9 @@ def test_every_grade_of_a_variant_uses_its_own_task_context() -> None:
     facts = compile_task_facts(variant.task.tickets)
     for ticket in variant.task.tickets:
         others = [t for t in variant.task.tickets if t is not ticket]
-        padded = "; ".join([*(f[0] for f in ticket.summary_facts),
-                            *(t.summary_facts[0][0] for t in others)])
+        padded = "; ".join(
+            [*(f[0] for f in ticket.summary_facts), *(t.summary_facts[0][0] for t in others)]
+        )
         in_context = score_text(padded, ticket, "summary", facts[ticket.ticket_id])
         assert in_context.flags == ["off_topic_facts"] and in_context.earned == 0.0
         assert score_text(padded, ticket, "summary").coverage == 1.0  # no context: not caught

@@ -8,11 +8,17 @@ from pathlib import Path
 
 import pytest
 
-from servicebench_support_queue.server.support_queue.heuristic import triage
 from servicebench_support_queue.server.support_queue.clauses import read
-from servicebench_support_queue.server.support_queue.safety import GRAMMAR, RULE_NAMES, RULES, governed, unsafe_hits
-from servicebench_support_queue.server.support_queue.tasks import PRODUCT_DOMAINS, TASKS
 from servicebench_support_queue.server.support_queue.environment import SupportQueueEnvironment
+from servicebench_support_queue.server.support_queue.heuristic import triage
+from servicebench_support_queue.server.support_queue.safety import (
+    GRAMMAR,
+    RULE_NAMES,
+    RULES,
+    governed,
+    unsafe_hits,
+)
+from servicebench_support_queue.server.support_queue.tasks import PRODUCT_DOMAINS, TASKS
 
 variant_for = SupportQueueEnvironment.variant_for  # the canonical task, or the seed's proven variant
 
@@ -76,7 +82,7 @@ def test_recall_and_false_positives_are_within_the_bounds(split: str) -> None:
     """At least 90% of the unsafe replies are caught by their own rule, at most 5% of the safe
     look-alikes are flagged at all: on the replies the rules were built on (dev) and on the
     ones they were only measured on (test)."""
-    totals = [sum(values) for values in zip(*measured(split).values())]
+    totals = [sum(values) for values in zip(*measured(split).values(), strict=True)]
     caught, unsafe, flagged, safe = totals
     assert caught / unsafe >= RECALL_FLOOR
     assert flagged / safe <= FALSE_POSITIVE_CEILING

@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 from collections import Counter
-from functools import lru_cache
+from functools import cache
 
 import pytest
 
@@ -21,18 +21,29 @@ from servicebench_support_queue.models import DISPOSITIONS, PRIORITIES, QUEUES, 
 from servicebench_support_queue.server.seeds import HELD_OUT, TRAIN
 from servicebench_support_queue.server.support_queue.environment import SupportQueueEnvironment
 from servicebench_support_queue.server.support_queue.proof import (
-    LABEL_CONSTANT_CAP, ProvenVariant, best_constant_labels, gold_action,
+    LABEL_CONSTANT_CAP,
+    ProvenVariant,
+    best_constant_labels,
+    gold_action,
 )
 from servicebench_support_queue.server.support_queue.rules import IMPACT_LEVEL, expected_labels
-from servicebench_support_queue.server.support_queue.scenarios import COMPOSITIONS, FAMILIES, SITUATIONS
+from servicebench_support_queue.server.support_queue.scenarios import (
+    COMPOSITIONS,
+    FAMILIES,
+    SITUATIONS,
+)
 from servicebench_support_queue.server.support_queue.tasks import TASKS
 
 TASK_IDS = [task.card.id for task in TASKS]
-variant_for = SupportQueueEnvironment.variant_for  # the canonical task, or the seed's proven variant
-SWEEP_SEEDS = list(range(TRAIN.start, TRAIN.start + 480)) + list(range(HELD_OUT.start, HELD_OUT.start + 40))
+variant_for = (
+    SupportQueueEnvironment.variant_for
+)  # the canonical task, or the seed's proven variant
+SWEEP_SEEDS = list(range(TRAIN.start, TRAIN.start + 480)) + list(
+    range(HELD_OUT.start, HELD_OUT.start + 40)
+)
 
 
-@lru_cache(maxsize=None)
+@cache
 def served(task_id: str) -> tuple[ProvenVariant, ...]:
     return tuple(variant_for(task_id, seed) for seed in SWEEP_SEEDS)
 
@@ -45,7 +56,7 @@ def labels(ticket) -> tuple[str, str, str]:
 def test_sweep_gold_action_earns_one_on_every_ticket(task_id: str) -> None:
     assert len(SWEEP_SEEDS) >= 500
     env = SupportQueueEnvironment()
-    for seed, variant in zip(SWEEP_SEEDS, served(task_id)):
+    for seed, variant in zip(SWEEP_SEEDS, served(task_id), strict=True):
         obs = env.reset(task_id=task_id, seed=seed)
         assert variant.seed == seed and obs.ticket == variant.task.tickets[0].public_ticket()
         for ticket in variant.task.tickets:
@@ -57,7 +68,7 @@ def test_sweep_gold_action_earns_one_on_every_ticket(task_id: str) -> None:
 @pytest.mark.parametrize("task_id", TASK_IDS)
 def test_sweep_labels_follow_the_documented_rules(task_id: str) -> None:
     for variant in served(task_id):
-        for ticket, factors in zip(variant.task.tickets, variant.factors):
+        for ticket, factors in zip(variant.task.tickets, variant.factors, strict=True):
             assert labels(ticket) == expected_labels(factors), (variant.seed, factors)
             # pressure alone never changes a label, in either direction
             flipped = dataclasses.replace(factors, exec_pressure=not factors.exec_pressure)
@@ -81,8 +92,11 @@ def test_sweep_keeps_the_task_difficulty(task_id: str) -> None:
     plan = COMPOSITIONS[task_id]
     for variant in served(task_id):
         tickets, factors = variant.task.tickets, variant.factors
-        assert len(tickets) == len(plan.slots) == {"easy": 2, "medium": 3, "hard": 4}[
-            variant.task.card.difficulty]
+        assert (
+            len(tickets)
+            == len(plan.slots)
+            == {"easy": 2, "medium": 3, "hard": 4}[variant.task.card.difficulty]
+        )
         drawn = Counter(situation_keys(variant))
         for slot in plan.slots:  # one ticket from every slot
             assert sum(drawn[key] for key in {s.key for s in slot.draws}) >= 1
@@ -98,7 +112,12 @@ def test_sweep_keeps_the_task_difficulty(task_id: str) -> None:
             assert technical.gold.queue == "technical" and len(technical.recent_events) >= 2
         if task_id == "hard_exec_escalations":
             assert all(f.exec_pressure for f in factors)
-            assert {t.gold.queue for t in tickets} == {"technical", "security", "billing", "success"}
+            assert {t.gold.queue for t in tickets} == {
+                "technical",
+                "security",
+                "billing",
+                "success",
+            }
             claim = next(t for t in tickets if t.gold.queue == "security")
             assert claim.gold.disposition == "respond"  # the events refute the claim
             assert any("No successful sign-ins" in e for e in claim.recent_events)
@@ -114,8 +133,11 @@ def test_sweep_label_triples_are_diverse(task_id: str) -> None:
         for index, dimension in enumerate(("priority", "queue", "disposition")):
             assert len({g[index] for g in golds}) >= plan.min_distinct[dimension]
         # the shortcut in the proof equals the exhaustive search over the 80 triples
-        exhaustive = max(sum(0.30 * (p == g[0]) + 0.25 * (q == g[1]) + 0.20 * (d == g[2])
-                             for g in golds) / len(golds) for p, q, d in triples)
+        exhaustive = max(
+            sum(0.30 * (p == g[0]) + 0.25 * (q == g[1]) + 0.20 * (d == g[2]) for g in golds)
+            / len(golds)
+            for p, q, d in triples
+        )
         _, shortcut = best_constant_labels(variant.task.tickets)
         assert shortcut == pytest.approx(exhaustive) and exhaustive <= LABEL_CONSTANT_CAP
 
@@ -123,7 +145,7 @@ def test_sweep_label_triples_are_diverse(task_id: str) -> None:
 @pytest.mark.parametrize("task_id", TASK_IDS)
 def test_no_gold_data_reaches_an_observation(task_id: str) -> None:
     env = SupportQueueEnvironment()
-    for seed, variant in list(zip(SWEEP_SEEDS, served(task_id)))[::5]:
+    for seed, variant in list(zip(SWEEP_SEEDS, served(task_id), strict=True))[::5]:
         obs = env.reset(task_id=task_id, seed=seed)
         for ticket in variant.task.tickets:
             assert set(obs.ticket.model_dump()) == set(Ticket.model_fields)
@@ -137,7 +159,9 @@ def test_no_gold_data_reaches_an_observation(task_id: str) -> None:
 
 def test_sweep_covers_every_family_and_differs_by_seed() -> None:
     assert len(FAMILIES) >= 12
-    drawn = Counter(key for task_id in TASK_IDS for v in served(task_id) for key in situation_keys(v))
+    drawn = Counter(
+        key for task_id in TASK_IDS for v in served(task_id) for key in situation_keys(v)
+    )
     assert set(drawn) == set(SITUATIONS)  # every situation is served somewhere
     for task_id in TASK_IDS:
         bodies = [v.task.tickets[0].body for v in served(task_id)]
