@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from checkout import copy_checkout
 
 import servicebench_support_queue
 from servicebench_support_queue import __version__
@@ -56,17 +57,7 @@ def package_sources() -> set[str]:
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The wheel setuptools builds from a copy of the checkout (tracked and new files)."""
-    source = tmp_path_factory.mktemp("source")
-    listed = subprocess.run(
-        ["git", "-C", str(REPO), "ls-files", "-z", "-co", "--exclude-standard"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    for name in filter(None, listed.split("\0")):
-        if (REPO / name).is_file():
-            (source / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(REPO / name, source / name)
+    source = copy_checkout(tmp_path_factory.mktemp("source"))
     out = tmp_path_factory.mktemp("dist")
     build = "import sys, setuptools.build_meta as backend; print(backend.build_wheel(sys.argv[1]))"
     done = subprocess.run(
