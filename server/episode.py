@@ -27,7 +27,7 @@ from openenv.core.env_server.types import Action, EnvironmentMetadata
 from .. import __version__
 from ..models import EpisodeObservation, EpisodeState, TaskCard
 from .seeds import is_canonical
-from .variants import VariantCache
+from .variants import Draw, VariantCache
 
 ActT = TypeVar("ActT", bound=Action)
 ObsT = TypeVar("ObsT", bound=EpisodeObservation)
@@ -72,7 +72,7 @@ class EpisodeEnvironment(Environment[ActT, ObsT, StateT], Generic[ActT, ObsT, St
     state_cls: ClassVar[type[EpisodeState]]
     description: ClassVar[str]
     tasks: ClassVar[tuple[TaskCard, ...]]
-    variants: ClassVar[VariantCache[Any, Any]]
+    variants: ClassVar[VariantCache[Any, Draw]]
     """This environment's proven variants, made for each subclass from its `draw_variant`
     and `prove_variant` (see `__init_subclass__`)."""
 
@@ -129,21 +129,21 @@ class EpisodeEnvironment(Environment[ActT, ObsT, StateT], Generic[ActT, ObsT, St
 
     @staticmethod
     @abstractmethod
-    def draw_variant(task_id: str, seed: int, attempt: int) -> Any:
+    def draw_variant(task_id: str, seed: int, attempt: int) -> Draw:
         """The generator: attempt `attempt` of the (task, seed) variant, not yet proven."""
 
     @classmethod
     @abstractmethod
-    def prove_variant(cls, drawn: Any) -> Any:
+    def prove_variant(cls, drawn: Any) -> Draw:
         """The proof: what an episode plays, or VariantRejected."""
 
     @classmethod
     @abstractmethod
-    def canonical_variant(cls, task_id: str) -> Any:
+    def canonical_variant(cls, task_id: str) -> Draw:
         """The task exactly as the seed documents state it (no seed, or seed 0)."""
 
     @classmethod
-    def variant_for(cls, task_id: str, seed: int | None) -> Any:
+    def variant_for(cls, task_id: str, seed: int | None) -> Draw:
         """What `reset(task_id, seed)` plays: the canonical task, or the seed's proven variant."""
         return (
             cls.canonical_variant(task_id)
@@ -158,7 +158,7 @@ class EpisodeEnvironment(Environment[ActT, ObsT, StateT], Generic[ActT, ObsT, St
         seed: int | None = None,
         episode_id: str | None = None,
         task_id: Any = None,
-        variant: Any = None,
+        variant: Draw | None = None,
         **kwargs: Any,
     ) -> ObsT:
         """Start `task_id` afresh; `seed` picks a variant (None: the canonical task).

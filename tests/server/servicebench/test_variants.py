@@ -19,10 +19,10 @@ from servicebench_support_queue.mock_services import CANONICAL_WORLD, to_cents
 from servicebench_support_queue.models import ServiceBenchAction
 from servicebench_support_queue.server.seeds import HELD_OUT, TRAIN
 from servicebench_support_queue.server.servicebench.environment import ServiceBenchEnvironment
+from servicebench_support_queue.server.servicebench.families import BILLING_FAMILIES
 from servicebench_support_queue.server.servicebench.oracle import next_action
 from servicebench_support_queue.server.servicebench.refund_readings import readings_for
 from servicebench_support_queue.server.servicebench.tasks import TASK_SPECS, money_text
-from servicebench_support_queue.server.servicebench.variants import BILLING_FAMILIES
 from servicebench_support_queue.server.servicebench.world import price_on
 
 TASKS = ("order_status_lookup", "return_and_refund", "billing_discrepancy")
