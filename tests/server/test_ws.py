@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from openenv.core import GenericEnvClient
+from robustness_support import TRIAGE
 from websockets.asyncio.client import connect
 
 from servicebench_support_queue.server.servicebench.oracle import next_action as servicebench_next
@@ -18,14 +19,6 @@ from servicebench_support_queue.server.support_queue.heuristic import triage
 
 SUPPORT_QUEUE_TASKS = frozenset(card.id for card in SupportQueueEnvironment.tasks)
 
-TRIAGE = {
-    "priority": "P2",
-    "queue": "billing",
-    "disposition": "respond",
-    "summary": "Customer reports a problem.",
-    "response": "Thanks, we are looking into it.",
-    "confidence": 0.5,
-}
 
 # (where the client points, the task, the seed): each environment at its prefix and at the root.
 EPISODES = {

@@ -21,6 +21,7 @@ from servicebench_support_queue.server.episode import (
 )
 from servicebench_support_queue.server.support_queue.environment import SupportQueueEnvironment
 from servicebench_support_queue.server.support_queue.grader import SCORING_WEIGHTS, grade
+from servicebench_support_queue.server.support_queue.proof import gold_action
 from servicebench_support_queue.server.support_queue.tasks import (
     TASKS,
     CanonicalTicket,
@@ -33,16 +34,6 @@ variant_for = (
 )  # the canonical task, or the seed's proven variant
 
 TASK_IDS = ["easy_inbox_cleanup", "medium_sla_defense", "hard_exec_escalations"]
-
-
-def gold(ticket: CanonicalTicket) -> SupportQueueAction:
-    return SupportQueueAction(
-        priority=ticket.gold.priority,
-        queue=ticket.gold.queue,
-        disposition=ticket.gold.disposition,
-        summary=ticket.gold_summary,
-        response=ticket.gold_response,
-    )
 
 
 def flawed(ticket: CanonicalTicket, index: int) -> SupportQueueAction:
@@ -95,7 +86,7 @@ def test_observations_never_carry_gold_data(task: SupportTask) -> None:
         wire = obs.model_dump_json()
         for secret in (ticket.gold_summary, ticket.gold_response, ticket.gold.rationale):
             assert secret not in wire
-        obs = env.step(gold(ticket))
+        obs = env.step(gold_action(ticket))
         assert "rationale" not in json.dumps(obs.last_feedback)
 
 
@@ -105,7 +96,7 @@ def test_gold_episode_scores_one(task: SupportTask) -> None:
     obs = env.reset(task_id=task.card.id)
     for i, ticket in enumerate(task.tickets):
         assert obs.ticket.ticket_id == ticket.ticket_id and obs.current_index == i
-        obs = env.step(gold(ticket))
+        obs = env.step(gold_action(ticket))
         assert obs.reward == 1.0 and obs.cumulative_reward == pytest.approx(i + 1)
         assert obs.last_feedback["ticket_id"] == ticket.ticket_id
     assert obs.done and obs.ticket is None and obs.current_index == obs.total_tickets
@@ -137,7 +128,7 @@ def test_state_has_cursor_and_full_histories() -> None:
     env = SupportQueueEnvironment()
     env.reset(task_id=task.card.id, seed=7)
     first, second = task.tickets[0], task.tickets[1]
-    env.step(gold(first))
+    env.step(gold_action(first))
     obs = env.step(flawed(second, 1))
     state = env.state
     assert state.env == "support_queue" and state.task == task.card and state.seed == 7
@@ -155,10 +146,10 @@ def test_step_after_done_raises_and_changes_nothing() -> None:
     env = SupportQueueEnvironment()
     env.reset(task_id="easy_inbox_cleanup")
     for ticket in get_task("easy_inbox_cleanup").tickets:
-        env.step(gold(ticket))
+        env.step(gold_action(ticket))
     before = env.state
     with pytest.raises(EpisodeFinishedError):
-        env.step(gold(ticket))
+        env.step(gold_action(ticket))
     assert env.state == before
 
 
@@ -173,7 +164,7 @@ def test_step_before_reset_and_unknown_task_raise() -> None:
 def test_reset_starts_afresh() -> None:
     env = SupportQueueEnvironment()
     env.reset(task_id="hard_exec_escalations")
-    env.step(gold(get_task("hard_exec_escalations").tickets[0]))
+    env.step(gold_action(get_task("hard_exec_escalations").tickets[0]))
     obs = env.reset(task_id="easy_inbox_cleanup")
     state = env.state
     assert obs.current_index == 0 and obs.cumulative_reward == 0.0
