@@ -65,15 +65,16 @@ def tool_list(episodes: Episodes) -> list[dict[str, Any]]:
     ]
 
 
-def _call(episodes: Episodes, name: Any, arguments: dict[str, Any]) -> Any:
+async def _call(episodes: Episodes, name: Any, arguments: dict[str, Any]) -> Any:
     if name == "reset":
-        env, observation = episodes.reset(arguments)
+        env, observation = await episodes.reset(arguments)
         return {**json.loads(observation.model_dump_json()), "episode_id": env.episode_id}
     if name == "step":
-        env, observation = episodes.step(arguments.get("episode_id"), arguments.get("action"))
+        env, observation = await episodes.step(arguments.get("episode_id"), arguments.get("action"))
         return json.loads(observation.model_dump_json())
     if name == "state":
-        return json.loads(episodes.find(arguments.get("episode_id")).state.model_dump_json())
+        env = await episodes.find(arguments.get("episode_id"))
+        return json.loads(env.state.model_dump_json())
     if name == "list_tasks":
         return [card.model_dump() for env in episodes.envs for card in env.tasks]
     raise LookupError(f"unknown tool {name!r}; tools: reset, step, state, list_tasks")
@@ -84,7 +85,7 @@ def refusal(message: str) -> dict[str, Any]:
     return _error(INVALID_REQUEST, f"Invalid request: {message}")
 
 
-def handle(episodes: Episodes, raw: bytes, content_type: str | None = None) -> dict[str, Any]:
+async def handle(episodes: Episodes, raw: bytes, content_type: str | None = None) -> dict[str, Any]:
     """The JSON-RPC response to one raw request body; every problem is a JSON-RPC error."""
     try:
         request = body_json(raw, content_type)
@@ -126,7 +127,7 @@ def handle(episodes: Episodes, raw: bytes, content_type: str | None = None) -> d
     if not isinstance(arguments, dict):
         return _error(INVALID_PARAMS, "arguments must be an object", request_id)
     try:
-        result = _call(episodes, params.get("name"), arguments)
+        result = await _call(episodes, params.get("name"), arguments)
     except LookupError as exc:
         return _error(INVALID_PARAMS, str(exc), request_id)
     except EpisodeError as exc:

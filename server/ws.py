@@ -1,13 +1,22 @@
-"""OpenEnv's WebSocket protocol (`/ws`): one connection, one episode at a time.
+"""OpenEnv's WebSocket protocol (`/ws`), plus a `resume` message of ours.
 
 Messages in: `{"type": "reset"|"step"|"state"|"close", "data": {...}}`;
 messages out: `{"type": "observation"|"state"|"error", "data": {...}}`, as
-`openenv.core.EnvClient` speaks them. The episode belongs to the connection
-(it is not in the HTTP store) and ends with it. Steps run inline on the event
-loop: they take microseconds, so a thread per session would only add cost.
+`openenv.core.EnvClient` speaks them. A step may carry `"step_index": N` beside its
+`data` (the number of the step it is, as over HTTP): a retried step is then answered
+again, never applied twice.
+
+A connection's episode lives in the episode store like an HTTP episode, keyed by its
+id, so it outlives the connection: after a disconnect, a new connection sends
+`{"type": "resume", "data": {"episode_id": ...}}` and gets the episode's latest
+observation, then steps on. The connection drops its episode when it ends it: on a
+new `reset` (once that reset succeeded), on a `close` message, or on a normal close of
+the socket (code 1000); any other disconnect (a dropped network, a killed client, a
+server restart) keeps it until it expires (`EPISODE_TTL_SECONDS` idle).
+
 Every message gets a reply: one that is not JSON this server accepts
-(server/strict_json.py), or that the episode refuses, gets OpenEnv's error reply
-and the session stays open with its episode as it was.
+(server/strict_json.py), or that the episode refuses, gets OpenEnv's error reply and
+the session stays open with its episode as it was.
 """
 
 from __future__ import annotations
@@ -22,8 +31,8 @@ from openenv.core.env_server.types import WSErrorCode
 
 from . import strict_json
 from .encoding import model_json, result_json, typed_message
-from .episode import EpisodeEnvironment, EpisodeError
-from .episodes import Episodes, InvalidRequestError
+from .episode import EpisodeError
+from .episodes import Episodes, InvalidRequestError, checked_step_index
 
 __all__ = ["SessionLimit", "WebSocket", "serve"]
 
@@ -70,9 +79,9 @@ class _Session:
     def __init__(self, episodes: Episodes, max_message_bytes: int) -> None:
         self.episodes = episodes
         self.max_message_bytes = max_message_bytes
-        self.env: EpisodeEnvironment | None = None
+        self.episode_id: str | None = None
 
-    def handle(self, raw: str | bytes) -> bytes | None:
+    async def handle(self, raw: str | bytes) -> bytes | None:
         """The reply to one message; None means close the connection.
 
         Whatever the message holds, the reply is a message: a bad one gets OpenEnv's
@@ -85,7 +94,7 @@ class _Session:
                 status=413,
             )
         try:
-            return self._answer(strict_json.loads(raw))
+            return await self._answer(strict_json.loads(raw))
         except strict_json.MalformedJsonError as exc:
             return _error(str(exc), WSErrorCode.INVALID_JSON, status=exc.status)
         except InvalidRequestError as exc:
@@ -106,32 +115,59 @@ class _Session:
             return True
         return isinstance(raw, str) and len(raw.encode("utf-8", "surrogatepass")) > limit
 
-    def _answer(self, message: Any) -> bytes | None:
+    async def _answer(self, message: Any) -> bytes | None:
         if not isinstance(message, dict):
             return _error(
                 "message must be a JSON object with a 'type'", WSErrorCode.INVALID_JSON, status=400
             )
         kind = message.get("type")
         data = message.get("data", {})
-        if kind == "reset":
-            self.env, observation = self.episodes.start(data)
-            return typed_message("observation", result_json(observation))
         if kind == "step":
-            observation = self.episodes.act(self._env(), data)
+            step_index = checked_step_index(message.get("step_index"))
+            _, observation = await self.episodes.step(self._episode(), data, step_index)
+            return typed_message("observation", result_json(observation))
+        if kind == "reset":
+            env, observation = await self.episodes.reset(data, latest=False)
+            await self.leave()
+            self.episode_id = env.episode_id
             return typed_message("observation", result_json(observation))
         if kind == "state":
-            return typed_message("state", model_json(self._env().state))
+            return typed_message(
+                "state", model_json((await self.episodes.find(self._episode())).state)
+            )
+        if kind == "resume":
+            env, observation = await self.episodes.resume(
+                data.get("episode_id") if isinstance(data, dict) else None
+            )
+            self.episode_id = env.episode_id
+            return typed_message("observation", result_json(observation))
         if kind == "close":
             return None
         return _error(
-            f"Unknown message type: {kind!r}; expected reset, step, state or close",
+            f"Unknown message type: {kind!r}; expected reset, step, state, resume or close",
             WSErrorCode.UNKNOWN_TYPE,
         )
 
-    def _env(self) -> EpisodeEnvironment:
-        if self.env is None:
-            raise EpisodeError("no episode on this connection: send a reset message first")
-        return self.env
+    def _episode(self) -> str:
+        if self.episode_id is None:
+            raise EpisodeError(
+                "no episode on this connection: send a reset message first (or resume one: "
+                '{"type": "resume", "data": {"episode_id": ...}})'
+            )
+        return self.episode_id
+
+    async def leave(self) -> None:
+        """Drop the connection's episode: the connection ended it."""
+        episode_id, self.episode_id = self.episode_id, None
+        if episode_id is None:
+            return
+        try:
+            await self.episodes.store.drop(episode_id)
+        except EpisodeError as exc:  # the store is away: the episode expires on its own
+            log.warning("could not drop WebSocket episode %s: %s", episode_id, exc)
+
+
+NORMAL_CLOSURE = 1000
 
 
 async def serve(
@@ -155,10 +191,13 @@ async def serve(
         while True:
             message = await socket.receive()
             if message["type"] == "websocket.disconnect":
+                if message.get("code") == NORMAL_CLOSURE:
+                    await session.leave()
                 return
             raw = message.get("text")
-            reply = session.handle(raw if raw is not None else message.get("bytes") or b"")
+            reply = await session.handle(raw if raw is not None else message.get("bytes") or b"")
             if reply is None:
+                await session.leave()
                 await socket.close()
                 return
             await socket.send_text(reply.decode())
