@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from ..episode import EpisodeEnvironment
 from ..sessions import EpisodeStore
 from ..settings import Settings
+from .backend import Backend
 from .memory import MemoryStore
 
 REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
@@ -35,14 +36,16 @@ def open_store(settings: Settings, envs: Iterable[type[EpisodeEnvironment]]) -> 
     url = settings.episode_store
     if url == "memory":
         return MemoryStore(settings.max_live_episodes, settings.episode_ttl_seconds)
+    limits = (settings.max_live_episodes, settings.episode_ttl_seconds)
+    backend: Backend
     if url.startswith("sqlite:"):
         from .sqlite import SqliteBackend
 
-        backend = SqliteBackend.from_url(url)
+        backend = SqliteBackend(url, *limits)
     elif url.startswith(REDIS_SCHEMES):
         from .redis import RedisBackend
 
-        backend = RedisBackend.from_url(url)
+        backend = RedisBackend(url, describe(url), *limits)
     else:
         raise ValueError(
             f"EPISODE_STORE must be 'memory', 'sqlite:///ABSOLUTE/PATH.db' or a Redis URL "

@@ -115,12 +115,16 @@ class Header:
     seed: int | None
     episode_id: str
     version: str
+    incarnation: str = ""
+    """Random, so that two episodes that had the same id one after the other never match."""
     format: int = FORMAT
 
     @classmethod
-    def of(cls, env: EpisodeEnvironment) -> Header:
+    def of(cls, env: EpisodeEnvironment, incarnation: str = "") -> Header:
         assert env.task is not None, "a header is written after reset"
-        return cls(env.env_name, env.task.id, env.seed, env.episode_id, replay_version())
+        return cls(
+            env.env_name, env.task.id, env.seed, env.episode_id, replay_version(), incarnation
+        )
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), separators=(",", ":"))
