@@ -119,9 +119,12 @@ class SqliteBackend(Backend):
                 f"{self.url} holds episode store schema {version}; this server uses "
                 f"{SCHEMA_VERSION}: use another file"
             )
-        for statement in SCHEMA.split(";\n"):
-            if statement.strip():
+        statement = ""
+        for line in SCHEMA.splitlines(keepends=True):  # executescript would commit first
+            statement += line
+            if sqlite3.complete_statement(statement):
                 connection.execute(statement)
+                statement = ""
         connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         connection.execute("COMMIT")
         return connection
