@@ -31,6 +31,7 @@ from openenv.core.client_types import StepResult
 from openenv.core.env_client import EnvClient
 from pydantic import BaseModel
 from websockets.exceptions import ConnectionClosed
+from websockets.protocol import State
 
 from .models import (
     EpisodeObservation,
@@ -415,6 +416,8 @@ class _TypedEnvClient(EnvClient[ActT, ObsT, StateT]):
         self.reconnect_attempts = reconnect_attempts
         self.episode_id: str | None = None
         self.steps = 0
+        self._attached: object | None = None
+        """The connection the episode was last reset or resumed on."""
 
     def _step_payload(self, action: ActT) -> dict[str, Any]:
         return action_payload(action)
@@ -427,15 +430,24 @@ class _TypedEnvClient(EnvClient[ActT, ObsT, StateT]):
         }
         return self._parse_result((await self._send_and_receive(message)).get("data", {}))
 
+    def _attached_and_open(self) -> bool:
+        """Whether the next message goes out on the connection that holds the episode (a
+        connection closed by the far end is replaced by OpenEnv's client on the next send)."""
+        ws = self._ws
+        return ws is not None and ws is self._attached and ws.state is State.OPEN
+
     async def _send_and_receive(self, message: dict[str, Any]) -> dict[str, Any]:
         resumable = message.get("type") in ("step", "state") and self.episode_id is not None
         for attempt in range(self.reconnect_attempts + 1):
             try:
-                if attempt:  # a new connection: attach it to the episode first
-                    await super()._send_and_receive(
+                if resumable and self.reconnect_attempts and not self._attached_and_open():
+                    await super()._send_and_receive(  # a new connection: attach the episode
                         {"type": "resume", "data": {"episode_id": self.episode_id}}
                     )
-                return await super()._send_and_receive(message)
+                    self._attached = self._ws
+                answer = await super()._send_and_receive(message)
+                self._attached = self._ws
+                return answer
             except (ConnectionError, OSError, ConnectionClosed):
                 if not resumable or attempt == self.reconnect_attempts:
                     raise
