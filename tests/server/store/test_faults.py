@@ -189,7 +189,7 @@ def fleet(redis: RedisProcess, tmp_path_factory: pytest.TempPathFactory) -> Iter
     try:
         if HAPROXY is not None:
             balancer = HAProxyProcess(tmp_path_factory.mktemp("haproxy"), [s.url for s in pair])
-            balancer.start()
+            balancer.start(backends_up=len(pair))
         yield pair, balancer
     finally:
         if balancer is not None:
