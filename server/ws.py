@@ -159,11 +159,12 @@ class _Session:
 
     def _step(self, data: Any) -> EpisodeObservation:
         """One step; OpenEnv's `call_tool` action is the tool's action."""
+        env = self._env()
         if self.mcp is not None:
             data = self.mcp.tool_action(data)
         if self.attached is not None:
             return self.episodes.step(self.attached, data)[1]
-        return self.episodes.act(self._env(), data)
+        return self.episodes.act(env, data)
 
     def _mcp(self, data: Any) -> bytes:
         """The MCP server's answer to a JSON-RPC message, for this connection's session."""
