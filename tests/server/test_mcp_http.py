@@ -106,6 +106,21 @@ def test_cors_origins_extend_the_allowed_origins() -> None:
     assert allowed.status_code == 200 and steps(session) == 1
     refused = session.post(rpc("tools/call", LOOKUP), Origin="https://evil.example")
     assert refused.status_code == 403 and steps(session) == 1
+    preflight = client.options(
+        "/mcp",
+        headers={
+            "Origin": "https://app.example",
+            "Access-Control-Request-Method": "DELETE",
+            "Access-Control-Request-Headers": "mcp-session-id,mcp-protocol-version,content-type",
+        },
+    )
+    assert preflight.status_code == 200, "a browser MCP client may send the MCP headers"
+    started = client.post(
+        "/mcp",
+        json=rpc("initialize", initialize_params()),
+        headers={"Origin": "https://app.example"},
+    )
+    assert "mcp-session-id" in started.headers["access-control-expose-headers"].lower()
     anyone = TestClient(create_app(Settings(cors_origins=("*",))))
     assert anyone.post("/mcp", json=rpc("ping"), headers={"Origin": "https://x.example"}).is_success
     assert origin_allowed(None, ()), "no Origin: not a browser"
