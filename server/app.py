@@ -62,8 +62,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.add_middleware(
             CORSMiddleware,
             allow_origins=list(settings.cors_origins),
-            allow_methods=["GET", "POST"],
-            allow_headers=["Content-Type", "X-Episode-Id"],
+            allow_methods=["GET", "POST", "DELETE"],  # DELETE: an MCP session's end
+            allow_headers=[
+                "Content-Type",
+                "X-Episode-Id",
+                "Mcp-Session-Id",
+                "MCP-Protocol-Version",
+            ],
+            expose_headers=["Mcp-Session-Id"],  # a browser MCP client reads its session from it
         )
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
     return app

@@ -14,6 +14,13 @@ new `reset` (once that reset succeeded), on a `close` message, or on a normal cl
 the socket (code 1000); any other disconnect (a dropped network, a killed client, a
 server restart) keeps it until it expires (`EPISODE_TTL_SECONDS` idle).
 
+A connection may instead attach to an MCP session (`/ws?session_id=`, as OpenEnv's
+`MCPToolClient` connects): its messages then play that session's episode, a reset
+restarts it under the same id, and the session outlives the connection (the
+connection never drops it). A `{"type": "mcp", "data": <JSON-RPC request>}` message is
+answered by the MCP server (server/mcp.py) as `{"type": "mcp", "data": <JSON-RPC
+response>}`, for the attached session.
+
 Every message gets a reply: one that is not JSON this server accepts
 (server/strict_json.py), or that the episode refuses, gets OpenEnv's error reply and
 the session stays open with its episode as it was.
@@ -33,6 +40,8 @@ from . import strict_json
 from .encoding import model_json, result_json, typed_message
 from .episode import EpisodeError
 from .episodes import Episodes, InvalidRequestError, checked_step_index
+from .mcp import McpServer
+from .mcp_sessions import Caller
 
 __all__ = ["SessionLimit", "WebSocket", "serve"]
 
@@ -76,10 +85,19 @@ def _error(message: str, code: WSErrorCode, **extra: Any) -> bytes:
 class _Session:
     """The episode of one connection and the handling of its messages."""
 
-    def __init__(self, episodes: Episodes, max_message_bytes: int) -> None:
+    def __init__(
+        self,
+        episodes: Episodes,
+        max_message_bytes: int,
+        mcp: McpServer | None = None,
+        attached: str | None = None,
+    ) -> None:
         self.episodes = episodes
         self.max_message_bytes = max_message_bytes
-        self.episode_id: str | None = None
+        self.mcp = mcp
+        self.attached = attached
+        """The MCP session (episode id) this connection plays, if it attached to one."""
+        self.episode_id: str | None = attached
 
     async def handle(self, raw: str | bytes) -> bytes | None:
         """The reply to one message; None means close the connection.
@@ -123,10 +141,16 @@ class _Session:
         kind = message.get("type")
         data = message.get("data", {})
         if kind == "step":
+            episode_id = self._episode()
             step_index = checked_step_index(message.get("step_index"))
-            _, observation = await self.episodes.step(self._episode(), data, step_index)
+            if self.mcp is not None:
+                data = self.mcp.tool_action(data)
+            _, observation = await self.episodes.step(episode_id, data, step_index)
             return typed_message("observation", result_json(observation))
         if kind == "reset":
+            if self.attached is not None:
+                _, observation = await self.episodes.restart(self.attached, data)
+                return typed_message("observation", result_json(observation))
             env, observation = await self.episodes.reset(data, latest=False)
             await self.leave()
             self.episode_id = env.episode_id
@@ -136,6 +160,11 @@ class _Session:
                 "state", model_json((await self.episodes.find(self._episode())).state)
             )
         if kind == "resume":
+            if self.attached is not None:
+                raise InvalidRequestError(
+                    "this connection plays the MCP session it attached to (?session_id=): "
+                    "resume an episode on a connection of its own"
+                )
             env, observation = await self.episodes.resume(
                 data.get("episode_id") if isinstance(data, dict) else None
             )
@@ -143,8 +172,10 @@ class _Session:
             return typed_message("observation", result_json(observation))
         if kind == "close":
             return None
+        if kind == "mcp" and self.mcp is not None:
+            return await self._mcp(data)
         return _error(
-            f"Unknown message type: {kind!r}; expected reset, step, state, resume or close",
+            f"Unknown message type: {kind!r}; expected reset, step, state, resume, mcp or close",
             WSErrorCode.UNKNOWN_TYPE,
         )
 
@@ -157,21 +188,46 @@ class _Session:
         return self.episode_id
 
     async def leave(self) -> None:
-        """Drop the connection's episode: the connection ended it."""
+        """Drop the connection's episode: the connection ended it (never an MCP session's)."""
         episode_id, self.episode_id = self.episode_id, None
-        if episode_id is None:
+        if episode_id is None or episode_id == self.attached:
             return
         try:
             await self.episodes.store.drop(episode_id)
         except EpisodeError as exc:  # the store is away: the episode expires on its own
             log.warning("could not drop WebSocket episode %s: %s", episode_id, exc)
 
+    async def _mcp(self, data: Any) -> bytes:
+        """The MCP server's answer to a JSON-RPC message, for this connection's session."""
+        assert self.mcp is not None
+        caller = Caller(session_id=self.attached, over_websocket=True)
+        body = (await self.mcp.handle_message(data, caller)).body
+        return typed_message("mcp", json.dumps({} if body is None else body).encode())
+
 
 NORMAL_CLOSURE = 1000
 
 
+async def _attach(socket: WebSocket, mcp: McpServer | None) -> str | None | bool:
+    """The MCP session `?session_id=` attaches to (None: none named); False: refused, and
+    the client was told why (OpenEnv's SESSION_ERROR) and the connection closed."""
+    session_id = socket.query_params.get("session_id")
+    if session_id is None or mcp is None:
+        return None
+    problem = await mcp.attach(session_id)
+    if problem is None:
+        return session_id
+    await socket.send_text(_error(problem, WSErrorCode.SESSION_ERROR).decode())
+    await socket.close(code=1008)
+    return False
+
+
 async def serve(
-    socket: WebSocket, episodes: Episodes, limit: SessionLimit, max_message_bytes: int
+    socket: WebSocket,
+    episodes: Episodes,
+    limit: SessionLimit,
+    max_message_bytes: int,
+    mcp: McpServer | None = None,
 ) -> None:
     """Run one WebSocket session until the client closes it."""
     await socket.accept()
@@ -186,7 +242,11 @@ async def serve(
         )
         await socket.close(code=1013)
         return
-    session = _Session(episodes, max_message_bytes)
+    attached = await _attach(socket, mcp)
+    if attached is False:
+        limit.release()
+        return
+    session = _Session(episodes, max_message_bytes, mcp, attached or None)
     try:
         while True:
             message = await socket.receive()
@@ -205,3 +265,5 @@ async def serve(
         return
     finally:
         limit.release()
+        if mcp is not None and session.attached is not None:
+            await mcp.detach(session.attached)
