@@ -121,15 +121,15 @@ def render(results: dict[str, Any]) -> str:
                 f"{st[OPENENV]['idle_rss_mb']:.0f} MB, bare {st[BARE]['idle_rss_mb']:.0f} MB) | - | - |"
             )
     if "stores" in results:
-        ratios = results["stores"]["vs_memory"]
-        two = results["stores"]["two_workers_vs_one"]
-        summary += [
-            f"| 9 | HTTP episode mix, Redis store vs memory, one worker each (SQLite: "
-            f"{ratios['sqlite']:.2f}x) | {ratios['redis']:.2f}x | >= 0.75x | "
-            f"{_check(ratios['redis'] >= 0.75)} |",
-            f"| 9b | HTTP episode mix, Redis store, two workers vs one | {two:.2f}x | > 1.5x | "
-            f"{_check(two > 1.5)} |",
-        ]
+        for run_ in results["stores"]["by_connections"]:
+            ratios, two, n = run_["vs_memory"], run_["two_workers_vs_one"], run_["connections"]
+            summary += [
+                f"| 9 | HTTP episode mix, {n} connections: Redis store vs memory, one worker "
+                f"each (SQLite: {ratios['sqlite']:.2f}x) | {ratios['redis']:.2f}x | >= 0.75x | "
+                f"{_check(ratios['redis'] >= 0.75)} |",
+                f"| 9b | HTTP episode mix, {n} connections: Redis store, two workers vs one | "
+                f"{two:.2f}x | > 1.5x | {_check(two > 1.5)} |",
+            ]
     out += summary + [""]
     out += _details(results)
     if "stores" in results:

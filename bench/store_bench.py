@@ -28,8 +28,9 @@ from bench.servers import OURS, RunningServer, free_port, serve
 from bench.wsload import process_cpu_seconds
 
 MEMORY, SQLITE, REDIS, REDIS_2W = "memory", "sqlite", "redis", "redis, 2 workers"
-CONNECTIONS = 16
-"""wrk connections: enough to keep two workers busy while each waits for its store."""
+CONNECTIONS = (16, 64)
+"""wrk connections (one per wrk thread): a few busy clients, and enough requests in flight to
+keep the workers busy while each waits for its store (a trainer runs hundreds of rollouts)."""
 
 
 @contextlib.contextmanager
@@ -73,23 +74,29 @@ def tree_cpu_seconds(pid: int) -> float:
 
 
 def measured_wrk(
-    server: RunningServer, plan_file: Path, seconds: float, redis: tuple[int, int] | None
+    server: RunningServer,
+    plan_file: Path,
+    seconds: float,
+    redis: tuple[int, int] | None,
+    connections: int = CONNECTIONS[0],
 ) -> dict[str, Any]:
     """One wrk run, with the CPU of the server, of Redis and of wrk itself per request."""
     server_cpu, wrk_cpu = tree_cpu_seconds(server.pid), resource.getrusage(resource.RUSAGE_CHILDREN)
     redis_cpu = process_cpu_seconds(redis[1]) if redis else 0.0
     commands = redis_info(redis[0]) if redis else None
-    result = http_bench.run_wrk(server.url, plan_file, CONNECTIONS, seconds)
+    result = http_bench.run_wrk(server.url, plan_file, connections, seconds)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     requests, steps = result["requests"], result["steps_per_s"] * seconds
-    result["server_cpu_us_per_request"] = (
-        (tree_cpu_seconds(server.pid) - server_cpu) / requests * 1e6
-    )
-    result["server_cpu_us_per_step"] = result["server_cpu_us_per_request"] * requests / steps
+    server_seconds = tree_cpu_seconds(server.pid) - server_cpu
+    result["server_cores"] = server_seconds / seconds
+    result["server_cpu_us_per_request"] = server_seconds / requests * 1e6
+    result["server_cpu_us_per_step"] = server_seconds / steps * 1e6
     wrk_seconds = after.ru_utime + after.ru_stime - wrk_cpu.ru_utime - wrk_cpu.ru_stime
     result["wrk_cores"] = wrk_seconds / seconds
     if redis:
-        result["redis_cpu_us_per_step"] = (process_cpu_seconds(redis[1]) - redis_cpu) / steps * 1e6
+        redis_seconds = process_cpu_seconds(redis[1]) - redis_cpu
+        result["redis_cores"] = redis_seconds / seconds
+        result["redis_cpu_us_per_step"] = redis_seconds / steps * 1e6
         now = redis_info(redis[0]) or {}
         ran = {k: v - (commands or {}).get(k, 0) for k, v in now.items() if k != "info"}
         result["redis_commands_per_request"] = sum(ran.values()) / requests
@@ -120,14 +127,19 @@ def stores_section(rounds: int, seconds: float, latency_seconds: float) -> dict[
         uses_redis = {name: (redis_port, redis_pid) if "redis" in name else None for name in stores}
         for name, server in servers.items():  # warm-up (and both workers up), not recorded
             time.sleep(3 if name == REDIS_2W else 0)
-            http_bench.run_wrk(server.url, files["mix"], CONNECTIONS, 2.0)
-        mix_rounds, cycle_rounds, latency_rounds = [], [], []
+            http_bench.run_wrk(server.url, files["mix"], CONNECTIONS[-1], 2.0)
+        mix_rounds: dict[int, list[Any]] = {c: [] for c in CONNECTIONS}
+        cycle_rounds, latency_rounds = [], []
         for number in range(rounds):
             order = list(servers.items())
-            order = order if number % 2 == 0 else order[::-1]
-            mix_rounds.append(
-                {n: measured_wrk(s, files["mix"], seconds, uses_redis[n]) for n, s in order}
-            )
+            order = order if number % 2 == 0 else order[::-1]  # A B C D, D C B A, ...
+            for connections in CONNECTIONS:
+                mix_rounds[connections].append(
+                    {
+                        n: measured_wrk(s, files["mix"], seconds, uses_redis[n], connections)
+                        for n, s in order
+                    }
+                )
             cycle_rounds.append(
                 {
                     n: measured_wrk(s, files["cycle"], max(1, round(seconds / 2)), uses_redis[n])
@@ -141,14 +153,19 @@ def stores_section(rounds: int, seconds: float, latency_seconds: float) -> dict[
                 }
             )
     return {
-        "connections": CONNECTIONS,
-        "mix_rounds": mix_rounds,
+        "by_connections": [
+            {
+                "connections": connections,
+                "mix_rounds": found,
+                "vs_memory": {
+                    name: _median_ratio(found, "requests_per_s", name, MEMORY) for name in stores
+                },
+                "two_workers_vs_one": _median_ratio(found, "requests_per_s", REDIS_2W, REDIS),
+            }
+            for connections, found in mix_rounds.items()
+        ],
         "cycle_rounds": cycle_rounds,
         "latency_rounds": latency_rounds,
-        "vs_memory": {
-            name: _median_ratio(mix_rounds, "requests_per_s", name, MEMORY) for name in stores
-        },
-        "two_workers_vs_one": _median_ratio(mix_rounds, "requests_per_s", REDIS_2W, REDIS),
     }
 
 
@@ -161,34 +178,53 @@ def _median(rounds: list[dict[str, dict[str, Any]]], name: str, metric: str) -> 
 
 
 def render(section: dict[str, Any]) -> list[str]:
-    """The stores' table for bench/results/latest.md."""
-    mix, cycle, latency = section["mix_rounds"], section["cycle_rounds"], section["latency_rounds"]
-    lines = [
-        f"### Episode stores (wrk, {section['connections']} connections; medians of the rounds)",
-        "",
-        "| store | episode mix req/s | vs memory | server CPU µs/step | Redis CPU µs/step | "
-        "Redis commands / scripts per request | step p99 (one by one) | wrk's CPU |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    for name in mix[0]:
-        redis = "redis" in name
-        lines.append(
-            f"| {name} | {_median(mix, name, 'requests_per_s'):,.0f} "
-            f"| {section['vs_memory'][name]:.2f}x "
-            f"| {_median(cycle, name, 'server_cpu_us_per_step'):.0f} "
-            + (
-                f"| {_median(cycle, name, 'redis_cpu_us_per_step'):.0f} "
-                f"| {_median(mix, name, 'redis_commands_per_request'):.1f} / "
-                f"{_median(mix, name, 'redis_scripts_per_request'):.2f} "
-                if redis
-                else "| - | - "
+    """The stores' tables for bench/results/latest.md."""
+    lines = []
+    for run_ in section["by_connections"]:
+        mix = run_["mix_rounds"]
+        lines += [
+            f"### Episode stores: the HTTP episode mix, wrk with {run_['connections']} "
+            "connections (medians of the rounds)",
+            "",
+            "| store | req/s | vs memory | server CPU | Redis CPU | wrk's CPU | "
+            "Redis commands / scripts per request | p99 (wrk) |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        for name in mix[0]:
+            redis = "redis" in name
+            lines.append(
+                f"| {name} | {_median(mix, name, 'requests_per_s'):,.0f} "
+                f"| {run_['vs_memory'][name]:.2f}x "
+                f"| {_median(mix, name, 'server_cores'):.2f} cores "
+                + (f"| {_median(mix, name, 'redis_cores'):.2f} cores " if redis else "| - ")
+                + f"| {_median(mix, name, 'wrk_cores'):.2f} cores "
+                + (
+                    f"| {_median(mix, name, 'redis_commands_per_request'):.1f} / "
+                    f"{_median(mix, name, 'redis_scripts_per_request'):.2f} "
+                    if redis
+                    else "| - "
+                )
+                + f"| {_median(mix, name, 'p99_ms'):.1f} ms |"
             )
-            + f"| {_median(latency, name, 'p99_ms'):.2f} ms "
-            f"| {_median(mix, name, 'wrk_cores'):.2f} cores |"
-        )
+        lines += [
+            "",
+            f"Two workers against one, both on Redis: {run_['two_workers_vs_one']:.2f}x req/s.",
+            "",
+        ]
+    cycle, latency = section["cycle_rounds"], section["latency_rounds"]
     lines += [
+        f"### Episode stores: CPU per step (single-step cycle, wrk, {CONNECTIONS[0]} connections) "
+        "and step latency (2 clients, each step timed)",
         "",
-        f"Two workers against one, both on Redis: {section['two_workers_vs_one']:.2f}x req/s.",
-        "",
+        "| store | server CPU µs/step | Redis CPU µs/step | step p50 | step p99 |",
+        "|---|---|---|---|---|",
     ]
-    return lines
+    for name in cycle[0]:
+        redis_cpu = (
+            f"{_median(cycle, name, 'redis_cpu_us_per_step'):.0f}" if "redis" in name else "-"
+        )
+        lines.append(
+            f"| {name} | {_median(cycle, name, 'server_cpu_us_per_step'):.0f} | {redis_cpu} "
+            f"| {_median(latency, name, 'p50_ms'):.2f} ms | {_median(latency, name, 'p99_ms'):.2f} ms |"
+        )
+    return lines + [""]
