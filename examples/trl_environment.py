@@ -39,7 +39,12 @@ from typing import Any
 from openenv.core.client_types import StepResult
 from websockets.exceptions import ConnectionClosed
 
-from servicebench_support_queue.client import EnvHttpClient, ServiceBenchEnv, SupportQueueEnv
+from servicebench_support_queue.client import (
+    EnvClientError,
+    EnvHttpClient,
+    ServiceBenchEnv,
+    SupportQueueEnv,
+)
 from servicebench_support_queue.mock_services import paths
 from servicebench_support_queue.models import (
     Disposition,
@@ -446,8 +451,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.rows < 1:
         parser.error("--rows must be at least 1")
-    with EnvHttpClient(env_base_url()) as client:
-        cards = client.tasks()
+    try:
+        with EnvHttpClient(env_base_url()) as client:
+            cards = client.tasks()
+    except EnvClientError as exc:
+        parser.exit(1, f"{parser.prog}: cannot list the tasks: {exc}\n")
     try:
         tasks = select_tasks(cards, args.env, args.task_id)
     except ValueError as exc:
@@ -457,8 +465,13 @@ def main(argv: Sequence[str] | None = None) -> None:
         for row in rows:
             sys.stdout.write(json.dumps(row) + "\n")
         return
-    from datasets import Dataset  # imported here: --help, --dry-run and the classes need neither
-    from trl import GRPOConfig, GRPOTrainer
+    try:  # imported here: --help, --dry-run and the classes need neither
+        from datasets import Dataset
+        from trl import GRPOConfig, GRPOTrainer
+    except ImportError as exc:
+        parser.exit(
+            1, f"{parser.prog}: training needs trl and datasets ({exc}); --dry-run does not\n"
+        )
 
     trainer = GRPOTrainer(
         model=args.model,

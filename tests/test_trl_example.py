@@ -237,6 +237,17 @@ def test_help_needs_neither_trl_nor_datasets(server_url: str) -> None:
     assert "--task-id" in done.stdout and "every task of --env" in " ".join(done.stdout.split())
 
 
+def test_without_a_server_or_without_trl_the_command_says_what_is_missing(server_url: str) -> None:
+    closed = f"http://127.0.0.1:{free_port()}"
+    done = example_cli("--dry-run", server=closed)
+    assert (done.returncode, done.stdout) == (1, "")
+    assert f"cannot list the tasks: environment server {closed} unreachable" in done.stderr
+    assert "Traceback" not in done.stderr
+    done = example_cli("--rows", "2", server=server_url)  # training, in an environment without trl
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert "training needs trl and datasets" in done.stderr
+
+
 def dry_run(capsys: pytest.CaptureFixture[str], *args: str) -> list[dict[str, Any]]:
     """The rows `--dry-run` prints (main in this process, which has the module loaded)."""
     capsys.readouterr()
