@@ -301,8 +301,7 @@ def test_the_factory_is_one_class_or_both_by_name() -> None:
 
 STOP_EARLY = "[script: stop after one call]"  # the markers tests/trl_rollouts.py puts in prompts
 BAD_CALL_FIRST = "[script: an invalid call first]"
-TRL_VENV = Path(os.environ.get("TRL_VENV", REPO / ".ci" / "trl-venv"))
-TRL_PYTHON = TRL_VENV / "bin" / "python"
+TRL_VENV = os.environ.get("TRL_VENV")  # .ci/run builds it and sets this
 
 
 def server_score(client: EnvHttpClient, env: str, task_id: str, seed: int, prompt: str) -> float:
@@ -334,15 +333,16 @@ def server_score(client: EnvHttpClient, env: str, task_id: str, seed: int, promp
 
 @pytest.fixture(scope="module")
 def trl_run(live_server: str) -> dict[str, Any]:
-    if not TRL_PYTHON.exists():
+    trl_python = Path(TRL_VENV or "/nonexistent") / "bin" / "python"
+    if not trl_python.exists():
         if os.environ.get("CI"):
-            pytest.fail(f"CI must check the example against TRL: {TRL_VENV} is missing")
+            pytest.fail(f"CI must check the example against TRL: no venv at TRL_VENV={TRL_VENV}")
         pytest.skip(
-            f"no TRL environment at {TRL_VENV}: .ci/run creates it (pip install -r "
-            ".ci/trl-requirements.txt -e .), or set TRL_VENV"
+            "no TRL venv: run .ci/run, or set TRL_VENV to a venv with "
+            "`pip install -r .ci/trl-requirements.txt -e .`"
         )
     done = subprocess.run(
-        [str(TRL_PYTHON), str(REPO / "tests" / "trl_rollouts.py")],
+        [str(trl_python), str(REPO / "tests" / "trl_rollouts.py")],
         env={**os.environ, "ENV_BASE_URL": live_server, "PYTHONPATH": ""},
         capture_output=True,
         text=True,
