@@ -47,24 +47,36 @@ function control(spec) {
   }
 }
 
-/** One field per parameter, or a fieldset per object parameter that names its properties. */
+/** An object parameter's own fields, when the catalogue names them (`properties`, or `fields`:
+ * names of string fields); otherwise null, and the object is typed as JSON. */
+function members(spec) {
+  if (spec.type !== "object") return null;
+  if (spec.properties) return spec.properties;
+  if (Array.isArray(spec.fields)) {
+    return Object.fromEntries(spec.fields.map((name) => [name, { type: "string", required: false }]));
+  }
+  return null;
+}
+
+/** One field per parameter; a fieldset for an object parameter whose fields are named. */
 function paramFields(name, spec, prefix = "param") {
   const id = `${prefix}-${name}`;
   const label = `${name}${spec.required ? " (required)" : ""}`;
-  if (spec.type === "object" && spec.properties) {
+  const fields = members(spec);
+  if (fields) {
     return el(
       "fieldset",
       { class: "nested" },
       el("legend", {}, label),
       spec.description ? el("p", { class: "hint" }, spec.description) : null,
-      Object.entries(spec.properties).map(([key, sub]) => paramFields(key, sub, id)),
+      Object.entries(fields).map(([key, sub]) => paramFields(key, sub, id)),
     );
   }
   const input = control(spec);
   input.name = name;
   input.required = Boolean(spec.required);
   const kind = spec.type === "object" ? "object, as JSON" : spec.type || "string";
-  return field(id, label, input, `${spec.description || ""} [${kind}]${bounds(spec)}`);
+  return field(id, label, input, `${spec.description || ""} [${kind}]${bounds(spec)}`.trim());
 }
 
 /** The parameters as the API takes them; null (and the field flagged) when one cannot be read. */
@@ -72,8 +84,9 @@ function readParams(specs, prefix = "param") {
   const params = {};
   for (const [name, spec] of Object.entries(specs)) {
     const id = `${prefix}-${name}`;
-    if (spec.type === "object" && spec.properties) {
-      const nested = readParams(spec.properties, id);
+    const fields = members(spec);
+    if (fields) {
+      const nested = readParams(fields, id);
       if (nested === null) return null;
       if (Object.keys(nested).length || spec.required) params[name] = nested;
       continue;
@@ -127,7 +140,7 @@ export function mount(panel, observation, submit) {
   picker.addEventListener("change", show);
   const form = el(
     "form",
-    { id: "call-form", "aria-labelledby": "action-title", noValidate: false },
+    { id: "call-form", "aria-labelledby": "action-title" },
     field("endpoint", "Endpoint", picker),
     route,
     params,

@@ -211,6 +211,16 @@ def triage(page: Page, action: dict[str, Any]) -> None:
     expect(page.locator("#history tbody tr")).to_have_count(graded + 1)
 
 
+def fill_updates(page: Page, updates: dict[str, str]) -> None:
+    """`updates` of /users/update: a field per named field when the catalogue names them,
+    else the JSON box."""
+    if page.locator("#param-updates").count():
+        page.fill("#param-updates", json.dumps(updates))
+    else:
+        for name, value in updates.items():
+            page.fill(f"#param-updates-{name}", value)
+
+
 def no_markup_ran(page: Page) -> None:
     assert page.evaluate("window.pwned") is None
     assert page.locator("#episode img, #episode script, #episode b").count() == 0
@@ -224,7 +234,7 @@ def test_markup_a_player_writes_into_a_record_is_shown_as_text(
     start(page, live_server, "servicebench", "order_status_lookup")
     page.select_option("#endpoint", label="POST /users/update")
     page.fill("#param-user_id", "USR-001")
-    page.fill("#param-updates", json.dumps({"name": MARKUP}))
+    fill_updates(page, {"name": MARKUP})
     page.click("#send-call")
     expect(page.locator("#history tbody tr")).to_have_count(1)
     call(page, "GET /users/lookup", user_id="USR-001")
@@ -259,6 +269,56 @@ def test_markup_in_a_ticket_is_shown_as_text(
     expect(page.locator("#ticket-body")).to_have_text(MARKUP)
     expect(page.locator("#ticket-events li")).to_have_text(MARKUP)
     no_markup_ran(page)
+    assert guard.outside == [] and guard.errors == []
+
+
+def test_the_call_form_follows_what_the_catalogue_declares(
+    page: Page, guard: chromium.LoopbackOnly, live_server: str
+) -> None:
+    """A closed value set is a choice, an object's named fields are fields, an object without
+    them a JSON box that refuses what is not JSON; what is sent is what the server records.
+    (The catalogue is extended on its way to the page, so every form the page can build is tried.)"""
+
+    def declare(route: Any) -> None:
+        answer = route.fetch()
+        body = answer.json()
+        for spec in body["observation"]["available_endpoints"]:
+            if spec["endpoint"] == "/orders/update-status":
+                spec["params"]["new_status"]["enum"] = ["delivered", "returned", "cancelled"]
+            if spec["endpoint"] == "/users/update":
+                spec["params"]["updates"]["fields"] = ["name", "notes"]
+        route.fulfill(response=answer, json=body)
+
+    start(page, live_server, "servicebench", "billing_discrepancy")
+    page.select_option("#endpoint", label="POST /users/update")
+    page.fill("#param-user_id", "USR-003")
+    page.fill("#param-updates", "{not json")
+    page.click("#send-call")
+    assert page.evaluate("document.getElementById('param-updates').validity.valid") is False
+    assert page.locator("#history tbody tr").count() == 0  # nothing was sent
+
+    page.route("**/reset", declare)
+    start(page, live_server, "servicebench", "billing_discrepancy")
+    page.select_option("#endpoint", label="POST /orders/update-status")
+    page.fill("#param-order_id", "ORD-1009")
+    assert page.locator("#param-new_status option").all_inner_texts()[1:] == [
+        "delivered",
+        "returned",
+        "cancelled",
+    ]
+    page.select_option("#param-new_status", "cancelled")
+    page.click("#send-call")
+    expect(page.locator("#history tbody tr")).to_have_count(1)
+    page.select_option("#endpoint", label="POST /users/update")
+    page.fill("#param-user_id", "USR-003")
+    page.fill("#param-updates-notes", "Coupon added instead of deducted")
+    page.click("#send-call")
+    expect(page.locator("#history tbody tr")).to_have_count(2)
+    sent = [call["params"] for call in server_state(live_server, page)["call_history"]]
+    assert sent == [
+        {"order_id": "ORD-1009", "new_status": "cancelled"},
+        {"user_id": "USR-003", "updates": {"notes": "Coupon added instead of deducted"}},
+    ]
     assert guard.outside == [] and guard.errors == []
 
 
