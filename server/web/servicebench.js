@@ -209,7 +209,7 @@ function changes(caption, list, empty) {
   return table(
     caption,
     ["Table", "Record", "Field", "Before", "After"],
-    list.map((c) => [c.table, c.key, c.field, el("code", {}, JSON.stringify(c.before)), el("code", {}, JSON.stringify(c.after))]),
+    list.map((c) => [c.table, c.key, c.field, el("code", { class: "value" }, JSON.stringify(c.before)), el("code", { class: "value" }, JSON.stringify(c.after))]),
   );
 }
 
@@ -236,7 +236,7 @@ export function outcome(container, state) {
       ? table(
           "Checks of the intended writes",
           ["Check", "Record", "Expected", "Actual", "Met"],
-          end.checks.map((c) => [c.name, c.record, JSON.stringify(c.expected), JSON.stringify(c.actual), yesNo(c.met)]),
+          end.checks.map((c) => [c.name, c.record, el("code", { class: "value" }, JSON.stringify(c.expected)), el("code", { class: "value" }, JSON.stringify(c.actual)), yesNo(c.met)]),
         )
       : null,
     el("h4", {}, "Intended changes"),

@@ -69,7 +69,7 @@ function triageForm(observation, submit) {
       fill(document.getElementById(`triage-${name}-hint`), `${words(controls[name].value)} of at most ${cap} words.`);
     });
   }
-  controls.confidence = el("input", { type: "number", min: "0", max: "1", step: "0.05", value: "0.5", required: true });
+  controls.confidence = el("input", { type: "number", min: "0", max: "1", step: "any", value: "0.5", required: true });
   fields.push(field("triage-confidence", "Confidence", controls.confidence, "From 0 to 1."));
   const form = el("form", { id: "triage-form", "aria-labelledby": "action-title" }, fields, el("button", { type: "submit", id: "submit-triage" }, "Submit triage"));
   form.addEventListener("submit", (event) => {

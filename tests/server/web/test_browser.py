@@ -187,11 +187,13 @@ def test_a_support_queue_ticket_triaged_by_clicks(
     wrong = {
         **gold_action(second).model_dump(),
         "priority": "P1" if second.gold.priority != "P1" else "P4",
+        "confidence": 0.33,  # any value in [0, 1], not only a multiple of the spinner's step
     }
     triage(page, wrong)
     expect(feedback.locator("tr", has_text="priority")).to_contain_text("wrong")
     state = server_state(live_server, page)
     assert state["done"] and state["processed_ticket_ids"] == [first.ticket_id, second.ticket_id]
+    assert [a["confidence"] for a in state["action_history"]] == [0.5, 0.33]
     expect(page.locator("#final-score")).to_have_text(f"{state['average_reward']:.3f}")
     expect(page.locator("#score")).to_have_text(f"{state['average_reward']:.3f}")
     assert state["average_reward"] < 1.0
@@ -319,6 +321,30 @@ def test_the_call_form_follows_what_the_catalogue_declares(
         {"order_id": "ORD-1009", "new_status": "cancelled"},
         {"user_id": "USR-003", "updates": {"notes": "Coupon added instead of deducted"}},
     ]
+    assert guard.outside == [] and guard.errors == []
+
+
+def test_a_long_value_wraps_inside_the_history_and_words_stay_whole(
+    page: Page, guard: chromium.LoopbackOnly, live_server: str
+) -> None:
+    """A parameter's JSON is one long word: it wraps in its cell, so the history fits the page;
+    the words of other cells (endpoints, signals) are never split."""
+    start(page, live_server, "servicebench", "order_status_lookup")
+    page.select_option("#endpoint", label="POST /users/update")
+    page.fill("#param-user_id", "USR-001")
+    fill_updates(page, {"notes": "n" * 300})
+    page.click("#send-call")
+    expect(page.locator("#history tbody tr")).to_have_count(1)
+    wrap = page.evaluate(
+        "(() => { const w = document.querySelector('#history .table-wrap');"
+        " return [w.scrollWidth, w.clientWidth]; })()"
+    )
+    assert wrap[0] <= wrap[1], wrap
+    lines = page.evaluate(
+        """() => [...document.querySelectorAll('#history td:nth-child(2) code')]
+              .map((c) => [c.getClientRects().length, c.textContent.split(' ').length])"""
+    )
+    assert lines and all(rects <= words for rects, words in lines), lines  # no word split
     assert guard.outside == [] and guard.errors == []
 
 
