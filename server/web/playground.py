@@ -3,7 +3,7 @@
 The playground is static (index.html, its scripts and stylesheet, from this folder); the
 script reads the tasks from /tasks and plays with /reset, /step and /state, so it
 shows exactly what an agent would get. `/web` redirects to `/web/` with a relative
-Location, which stays right behind a proxy or under a path prefix.
+Location (and the same query), which stays right behind a proxy or under a path prefix.
 """
 
 from __future__ import annotations
@@ -32,8 +32,9 @@ def install_pages(app: FastAPI, cards: list[TaskCard]) -> None:
     page = Asset.read(own_file("index.html"))
     assets = {f"web/{name}": Asset.read(own_file(name)) for name in FILES}
 
-    async def playground_redirect() -> Response:
-        return RedirectResponse("web/", status_code=307)
+    async def playground_redirect(request: Request) -> Response:
+        query = request.url.query  # what the Space's frame adds (a theme, a signature) stays
+        return RedirectResponse(f"web/?{query}" if query else "web/", status_code=307)
 
     async def playground(request: Request) -> Response:
         return page.response(request)

@@ -129,6 +129,8 @@ def test_web_redirects_to_the_playground_relative_to_where_it_was_asked(client: 
     page = client.get("/web", follow_redirects=True)
     assert page.url.path == "/web/" and 'src="playground.js"' in page.text
     assert client.head("/web/").status_code == 200
+    with_query = client.get("/web?__theme=dark&x=a%20b", follow_redirects=False)
+    assert with_query.headers["location"] == "web/?__theme=dark&x=a%20b"
 
 
 def test_files_are_revalidated_by_etag(client: TestClient) -> None:
