@@ -39,13 +39,13 @@ from typing import Any
 from openenv.core.client_types import StepResult
 from websockets.exceptions import ConnectionClosed
 
+from servicebench_support_queue.action_tools import TOOLS_BY_NAME
 from servicebench_support_queue.client import (
     EnvClientError,
     EnvHttpClient,
     ServiceBenchEnv,
     SupportQueueEnv,
 )
-from servicebench_support_queue.mock_services import paths
 from servicebench_support_queue.models import (
     Disposition,
     Priority,
@@ -147,20 +147,6 @@ class ServiceBenchToolEnv(_EpisodeTools):
     """ServiceBench for TRL: resolve a customer request by calling user, order and inventory APIs."""
 
     _client_type = ServiceBenchEnv
-    ENDPOINTS: dict[str, tuple[str, str, str]] = {
-        "lookup_user": (paths.USER, paths.USERS_LOOKUP, "GET"),
-        "list_users": (paths.USER, paths.USERS_LIST, "GET"),
-        "update_user": (paths.USER, paths.USERS_UPDATE, "POST"),
-        "lookup_order": (paths.ORDER, paths.ORDERS_LOOKUP, "GET"),
-        "list_user_orders": (paths.ORDER, paths.ORDERS_BY_USER, "GET"),
-        "update_order_status": (paths.ORDER, paths.ORDERS_UPDATE_STATUS, "POST"),
-        "process_refund": (paths.ORDER, paths.ORDERS_PROCESS_REFUND, "POST"),
-        "lookup_product": (paths.INVENTORY, paths.INVENTORY_LOOKUP, "GET"),
-        "check_stock": (paths.INVENTORY, paths.INVENTORY_CHECK_STOCK, "GET"),
-        "price_history": (paths.INVENTORY, paths.INVENTORY_PRICE_HISTORY, "GET"),
-        "update_stock": (paths.INVENTORY, paths.INVENTORY_UPDATE_STOCK, "POST"),
-    }
-    """Each tool's API call (service, path, method); its parameters are the call's."""
 
     @staticmethod
     def _score(observation: ServiceBenchObservation) -> float:
@@ -176,17 +162,12 @@ class ServiceBenchToolEnv(_EpisodeTools):
         )
 
     def _call(self, tool: str, **params: Any) -> str:
-        service, endpoint, method = self.ENDPOINTS[tool]
-        action = ServiceBenchAction(
-            service=service,
-            endpoint=endpoint,
-            method=method,
-            params={k: v for k, v in params.items() if v is not None},
-        )
+        """Play the endpoint whose tool is `tool` (its `@endpoint` declaration: action_tools.py)."""
+        action = ServiceBenchAction(**TOOLS_BY_NAME[tool].action(params))  # a None: left out
         observation: ServiceBenchObservation = self._step(action)
         return json.dumps(
             {
-                "call": f"{method} {service} {endpoint}",
+                "call": f"{action.method} {action.service} {action.endpoint}",
                 "status_code": observation.api_response.get("status_code"),
                 "response": observation.api_response.get("data"),
                 "error": observation.error_message,

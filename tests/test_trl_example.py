@@ -24,6 +24,7 @@ import httpx
 import pytest
 from server_process import free_port
 
+from servicebench_support_queue.action_tools import TOOLS
 from servicebench_support_queue.client import EnvHttpClient
 from servicebench_support_queue.server.servicebench.oracle import next_action
 from servicebench_support_queue.server.support_queue.heuristic import triage
@@ -357,7 +358,7 @@ def test_trl_finds_both_environments_tools_and_their_rewards(trl_run: dict[str, 
         "no reward_funcs passed: get_reward is each environment's reward source"
     )
     assert trl_run["tools"] == {
-        "servicebench": sorted(ServiceBenchToolEnv.ENDPOINTS),
+        "servicebench": sorted(tool.name for tool in TOOLS["servicebench"]),
         "support_queue": ["triage"],
     }
 

@@ -36,6 +36,7 @@ from transformers import PreTrainedTokenizerFast, Qwen3Config, Qwen3ForCausalLM 
 from trl import GRPOConfig, GRPOTrainer  # noqa: E402
 from trl.chat_template_utils import qwen3_chat_template  # noqa: E402
 
+from servicebench_support_queue.action_tools import TOOLS  # noqa: E402
 from servicebench_support_queue.client import EnvHttpClient  # noqa: E402
 from servicebench_support_queue.models import SupportQueueObservation, Ticket  # noqa: E402
 from servicebench_support_queue.server.servicebench.oracle import next_action  # noqa: E402
@@ -106,10 +107,7 @@ def build_model(vocab_size: int) -> Qwen3ForCausalLM:
 
 TOOL_RESPONSE = re.compile(r"<tool_response>\n(.*?)\n</tool_response>", re.S)
 FIRST_USER = re.compile(r"<\|im_start\|>user\n(.*?)<\|im_end\|>", re.S)
-TOOL_NAME = {
-    (service, endpoint, method): tool
-    for tool, (service, endpoint, method) in example.ServiceBenchToolEnv.ENDPOINTS.items()
-}
+TOOL_NAME = {tool.route: tool.name for tool in TOOLS["servicebench"]}
 
 
 def tool_call(name: str, arguments: dict[str, Any]) -> str:
