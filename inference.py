@@ -12,9 +12,17 @@ INFERENCE_TIME_BUDGET_S knobs of agents/config.py.
 
 stdout carries only the [START] / [STEP] / [END] lines (one uninterrupted block
 per episode, in plan order, whatever the concurrency); diagnostics and the
-progress bar go to stderr. Files: inference_results.json (--output),
-inference_trajectories.jsonl (--trajectories, one line per episode) and
-inference_report.md (--report, the per-task and per-environment tables).
+progress bar go to stderr. Files, all in --output-dir (default: the working
+directory): inference_results.json (--output), inference_trajectories.jsonl
+(--trajectories, one line per episode) and inference_report.md (--report, the
+per-task and per-environment tables).
+
+Exit status: 0 after a run (whatever the scores); 1 if the environment server
+cannot be reached (or the run failed unexpectedly); 2 on bad usage, before
+anything runs; 3 if no model call of the run succeeded (the endpoint is
+unreachable, or every call failed): the run then stops after the first episode
+that shows it, and stderr says why in one line naming the endpoint; 130 if
+interrupted.
 """
 
 from __future__ import annotations
@@ -37,7 +45,7 @@ def main(
     stdout: TextIO | None = None,
     stderr: TextIO | None = None,
 ) -> int:
-    """Exit status: 0 after a run (whatever the scores), 1 if the server is unreachable, 2 on bad usage."""
+    """Run inference.py; the exit status is documented at the top of this file."""
     from .agents.config import ConfigError, load_config
     from .agents.output import Redactor, StructuredLog, diagnostics
 

@@ -12,11 +12,15 @@ class Decision:
 
     `stop` means the agent has nothing more to do in this episode (a policy that
     would rather stop than guess); the episode then ends without another step.
+    `stand_in` marks an action the agent sent in place of the model's decision
+    (Support Queue's neutral action, which moves the queue on): it earns the model
+    nothing, and an episode with one is not a success (agents/runner.py).
     """
 
     action: dict[str, Any] | None
     error: str | None = None
     stop: bool = False
+    stand_in: bool = False
 
 
 class Agent(Protocol):

@@ -28,6 +28,8 @@ from .runner import TaskRun
 from .sweep import PlannedEpisode, TimeBudget, plan_episodes, play_all
 
 FALLBACK_LABEL = "fallback"
+ENV_SERVER_STATUS = 1
+MODEL_FAILED_STATUS = 3
 INTERRUPTED_STATUS = 130
 
 
@@ -80,8 +82,26 @@ def environment_server(config: Config, log: logging.Logger) -> Iterator[str]:
         provider.stop_container()
 
 
+class EarlyStop:
+    """Stops a run that can measure nothing: once an episode has ended with every model call
+    of the run so far failed, no further episode starts (those under way end on their own)."""
+
+    def __init__(self, model: ChatModel | None) -> None:
+        self.model = model
+        self.reason: str | None = None
+
+    def episode_ended(self) -> None:
+        if self.model is not None and self.model.health.failed:
+            self.reason = self.reason or self.model.health.failure(self.model.config.api_base_url)
+
+
 def run(config: Config, out: StructuredLog, redactor: Redactor, log: logging.Logger) -> int:
-    """Play the plan, then write the results, the report and (as it goes) the trajectories."""
+    """Play the plan, then write the results, the report and (as it goes) the trajectories.
+
+    Exit status: 0 after a run, 1 if the environment server is unreachable, 3 if no model
+    call succeeded (then the run stops after the first episode that proves it), 130 if
+    interrupted; 2 (bad usage) comes from `ConfigError`, raised before anything runs.
+    """
     started = time.monotonic()
     model_label = FALLBACK_LABEL if config.fallback else config.model_name
     model = None if config.fallback else ChatModel(config)
@@ -90,7 +110,7 @@ def run(config: Config, out: StructuredLog, redactor: Redactor, log: logging.Log
             "neither HF_TOKEN nor API_KEY is set: calling %s without a key", config.api_base_url
         )
     records: list[dict[str, Any]] = []
-    interrupted = False
+    interrupted, stop, planned = False, EarlyStop(model), 0
     with environment_server(config, log) as base_url, contextlib.ExitStack() as stack:
         clients = [
             stack.enter_context(EnvHttpClient(base_url, config.env_timeout_s))
@@ -100,18 +120,23 @@ def run(config: Config, out: StructuredLog, redactor: Redactor, log: logging.Log
             cards = select_tasks(clients[0].tasks(), config)
         except EnvClientError as exc:
             log.error("cannot list the tasks of the environment server: %s", exc)
-            return 1
+            return ENV_SERVER_STATUS
         plan = plan_episodes(cards, config.seeds, config.repeats)
+        planned = len(plan)
         rounds = len(config.seeds) * config.repeats
         budget = TimeBudget(config.time_budget_s * rounds, len(plan), config.concurrency)
 
         def play(
             item: PlannedEpisode, episode_out: StructuredLog, client: EnvHttpClient
-        ) -> dict[str, Any]:
+        ) -> dict[str, Any] | None:
+            if stop.reason is not None:
+                return None
             agent = make_agent(item.card, config, model, budget.next_deadline())
-            return TaskRun(
+            record = TaskRun(
                 item.card, client, agent, config, episode_out, model_label, item.seed, item.repeat
             ).run()
+            stop.episode_ended()
+            return record
 
         trajectories = stack.enter_context(TrajectoryLog(config.trajectories, redactor))
         progress = stack.enter_context(Progress(len(plan), sys.stderr, config.progress))
@@ -131,8 +156,29 @@ def run(config: Config, out: StructuredLog, redactor: Redactor, log: logging.Log
                 len(records),
                 len(plan),
             )
-    write_outputs(config, model_label, records, time.monotonic() - started, redactor, log)
-    return INTERRUPTED_STATUS if interrupted else 0
+    if stop.reason is not None and len(records) < planned:
+        log.warning("stopped after %d of %d episodes: %s", len(records), planned, stop.reason)
+    run_facts = {
+        "episodes_planned": planned,
+        "stopped_early": stop.reason if len(records) < planned else None,
+        "model_calls": None if model is None else model.health.as_json(),
+    }
+    write_outputs(
+        config, model_label, records, time.monotonic() - started, run_facts, redactor, log
+    )
+    if interrupted:
+        return INTERRUPTED_STATUS
+    failure = None if model is None else model.health.failure(config.api_base_url)
+    if failure is not None:
+        log.error(
+            "%s; played %d of %d episodes (exit status %d)",
+            failure,
+            len(records),
+            planned,
+            MODEL_FAILED_STATUS,
+        )
+        return MODEL_FAILED_STATUS
+    return 0
 
 
 def write_outputs(
@@ -140,18 +186,21 @@ def write_outputs(
     model_label: str,
     records: list[dict[str, Any]],
     duration_s: float,
+    run_facts: dict[str, Any],
     redactor: Redactor,
     log: logging.Logger,
 ) -> None:
     """The results file and the markdown report (the trajectories are already written)."""
     evaluation = evaluate(records, config.repeats)
-    document = results_document(config, model_label, records, duration_s, evaluation.as_json())
+    document = results_document(
+        config, model_label, records, duration_s, evaluation.as_json(), run_facts
+    )
     results_path = write_results(config.output, document, redactor)
-    run_facts = {"model": model_label, "seeds": seeds_label(config), "duration_s": duration_s}
-    report_path = write_report(config.report, evaluation, run_facts, redactor)
+    report_facts = {"model": model_label, "seeds": seeds_label(config), "duration_s": duration_s}
+    report_path = write_report(config.report, evaluation, report_facts, redactor)
     summary, overall = document["summary"], evaluation.overall
     log.info(
-        "mean scores %s (%d/%d episodes completed); pass^k %s",
+        "mean scores %s (%d of %d episodes successful); pass^k %s",
         summary["mean_score"],
         summary["successes"],
         summary["tasks"],

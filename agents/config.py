@@ -12,6 +12,7 @@ import argparse
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from .. import __version__
 
@@ -23,6 +24,9 @@ TOOL_MODES = ("auto", "on", "off")
 MAX_SEEDS = 100_000
 MAX_REPEATS = 100
 MAX_CONCURRENCY = 64
+DEFAULT_OUTPUT = "inference_results.json"
+DEFAULT_TRAJECTORIES = "inference_trajectories.jsonl"
+DEFAULT_REPORT = "inference_report.md"
 
 
 class ConfigError(ValueError):
@@ -51,9 +55,12 @@ class Config:
     """--concurrency: episodes played at once (each with its own HTTP client)."""
     fallback: bool = False
     max_steps: int | None = None
-    output: str = "inference_results.json"
-    trajectories: str = "inference_trajectories.jsonl"
-    report: str = "inference_report.md"
+    output_dir: str = "."
+    """--output-dir: where the run's files go (default: the working directory)."""
+    output: str = DEFAULT_OUTPUT
+    trajectories: str = DEFAULT_TRAJECTORIES
+    report: str = DEFAULT_REPORT
+    """The three files the run writes, each resolved against `output_dir` (see `output_paths`)."""
     progress: bool = True
     """False with --no-progress; the bar is drawn only when stderr is a terminal anyway."""
     model_timeout_s: float = 120.0
@@ -193,18 +200,58 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--max-steps", type=_positive_int, help="cap on steps per task (default: task budget)"
     )
-    parser.add_argument("--output", default="inference_results.json", help="results file path")
+    parser.add_argument(
+        "--output-dir",
+        default=".",
+        metavar="DIR",
+        help="directory of every file the run writes, created if missing (default: the working "
+        "directory); the three paths below are relative to it",
+    )
+    parser.add_argument(
+        "--output",
+        default=DEFAULT_OUTPUT,
+        metavar="PATH",
+        help="results JSON (default: %(default)s)",
+    )
     parser.add_argument(
         "--trajectories",
-        default="inference_trajectories.jsonl",
-        help="JSONL file of every episode's trajectory, one line per episode",
+        default=DEFAULT_TRAJECTORIES,
+        metavar="PATH",
+        help="JSONL of every episode's trajectory, one line per episode (default: %(default)s)",
     )
-    parser.add_argument("--report", default="inference_report.md", help="markdown report path")
+    parser.add_argument(
+        "--report",
+        default=DEFAULT_REPORT,
+        metavar="PATH",
+        help="markdown report (default: %(default)s)",
+    )
     parser.add_argument(
         "--no-progress", action="store_true", help="no progress bar or lines on stderr"
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     return parser
+
+
+def output_paths(output_dir: str, **files: str) -> dict[str, str]:
+    """Each file's path resolved against `output_dir` (an absolute one stays as given).
+
+    Raises ConfigError when `output_dir` is not a directory or two files are one, so that
+    a bad layout is reported before anything runs or is written.
+    """
+    directory = Path(output_dir).expanduser()
+    if directory.exists() and not directory.is_dir():
+        raise ConfigError(f"--output-dir {output_dir!r} exists and is not a directory")
+    resolved = {
+        name: (directory / Path(path).expanduser()).resolve() for name, path in files.items()
+    }
+    seen: dict[Path, str] = {}
+    for name, path in resolved.items():
+        if path in seen:
+            raise ConfigError(f"--{seen[path]} and --{name} name the same file: {path}")
+        if path.is_dir():
+            raise ConfigError(f"--{name} {path} is a directory")
+        seen[path] = name
+    return {name: str(path) for name, path in resolved.items()}
 
 
 def load_config(
@@ -221,6 +268,9 @@ def load_config(
     if tools not in TOOL_MODES:
         raise ConfigError(f"MODEL_TOOLS must be one of {', '.join(TOOL_MODES)}, got {tools!r}")
     env_base_url = environ.get("ENV_BASE_URL", "").strip()
+    files = output_paths(
+        args.output_dir, output=args.output, trajectories=args.trajectories, report=args.report
+    )
     return Config(
         api_base_url=environ.get("API_BASE_URL", "").strip() or DEFAULT_API_BASE_URL,
         model_name=environ.get("MODEL_NAME", "").strip() or DEFAULT_MODEL_NAME,
@@ -237,9 +287,8 @@ def load_config(
         concurrency=args.concurrency,
         fallback=args.fallback,
         max_steps=args.max_steps,
-        output=args.output,
-        trajectories=args.trajectories,
-        report=args.report,
+        output_dir=str(Path(args.output_dir).expanduser().resolve()),
+        **files,
         progress=not args.no_progress,
         model_timeout_s=_number(environ, "MODEL_TIMEOUT_S", 120.0, float, 0.001),
         model_max_retries=int(_number(environ, "MODEL_MAX_RETRIES", 2, int, 0)),

@@ -5,16 +5,24 @@ doubling, capped backoff; other errors (a 400, a 401) fail at once since
 asking again cannot help. Every call also respects the task's deadline, so a
 dead endpoint costs bounded time. The openai client's own retries are off:
 the retry policy is ours, configurable and logged.
+
+`ModelHealth` keeps the run's tally: calls answered, calls failed, and whether
+the endpoint is proven unreachable. It is proven so when, before any call of the
+run has been answered, a call fails on a connection error (refused, DNS, TLS:
+not a timeout) or a 401, 403 or 404: asking again cannot help, so from then on
+every call fails at once, without retries, and the run stops (agents/batch.py).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import openai
 
@@ -24,15 +32,28 @@ from .output import one_line
 log = logging.getLogger("inference.model")
 
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
+UNREACHABLE_STATUS = frozenset({401, 403, 404})
+"""No key, a refused key, no such model or path: every later call would get the same."""
 TIME_SPENT = "the task's share of INFERENCE_TIME_BUDGET_S is spent"
 
 
 class ModelCallError(Exception):
     """The model gave no answer: after the retries, or because retrying cannot help."""
 
-    def __init__(self, message: str, status_code: int | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        status_code: int | None = None,
+        cause: Exception | None = None,
+        error_class: str | None = None,
+    ) -> None:
         super().__init__(message)
         self.status_code = status_code
+        self.cause = cause
+        """The last underlying error (None: the time budget ran out before any attempt)."""
+        self.error_class = error_class or (
+            classify_error(cause) if cause is not None else "ModelCallError"
+        )
 
 
 @dataclass(frozen=True)
@@ -75,7 +96,7 @@ def reply_from_response(response: Any) -> ModelReply:
     return ModelReply(content=str(getattr(message, "content", None) or ""), tool_calls=tuple(calls))
 
 
-def _status_of(exc: Exception) -> int | None:
+def _status_of(exc: Exception | None) -> int | None:
     status = getattr(exc, "status_code", None)
     return status if isinstance(status, int) else None
 
@@ -95,6 +116,77 @@ def describe(exc: Exception) -> str:
     return text if len(text) <= 300 else text[:297] + "..."
 
 
+def classify_error(exc: Exception) -> str:
+    """The failure's kind without its message (which may quote a request): `NotFoundError (HTTP 404)`."""
+    status = _status_of(exc)
+    return f"{type(exc).__name__} (HTTP {status})" if status is not None else type(exc).__name__
+
+
+def proves_unreachable(exc: Exception) -> bool:
+    """Whether a failed call shows that no call to this endpoint can succeed."""
+    if isinstance(exc, openai.APIConnectionError):
+        return not isinstance(
+            exc, openai.APITimeoutError
+        )  # a slow answer is not a missing endpoint
+    return _status_of(exc) in UNREACHABLE_STATUS
+
+
+def endpoint_label(url: str) -> str:
+    """The endpoint as it may be printed: no user info, query or fragment (where keys can hide)."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 -- raises ValueError on a bad port
+    except ValueError:
+        return "(an unparsable URL)"
+    host = parts.netloc.rpartition("@")[2]
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
+class ModelHealth:
+    """The run's tally of model calls, shared by every episode (thread-safe)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.succeeded = 0
+        self.failed = 0
+        self.last_error_class: str | None = None
+        self.unreachable: str | None = None
+        """The error class that proved the endpoint unreachable, once one has."""
+
+    def record_success(self) -> None:
+        with self._lock:
+            self.succeeded += 1
+
+    def record_failure(self, exc: Exception | None, error_class: str) -> None:
+        with self._lock:
+            self.failed += 1
+            self.last_error_class = error_class
+            if exc is not None and self.succeeded == 0 and proves_unreachable(exc):
+                self.unreachable = self.unreachable or error_class
+
+    def failure(self, endpoint: str) -> str | None:
+        """Why the run measured no model (one line naming the endpoint), or None if a call succeeded."""
+        if self.succeeded:
+            return None
+        where = endpoint_label(endpoint)
+        if self.unreachable is not None:
+            return f"the model endpoint {where} is unreachable ({self.unreachable}): no model call succeeded"
+        if self.failed:
+            return (
+                f"no model call to {where} succeeded ({self.failed} failed, the last with "
+                f"{self.last_error_class})"
+            )
+        return f"no model call to {where} was made (the time budget ran out first)"
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "succeeded": self.succeeded,
+            "failed": self.failed,
+            "last_error_class": self.last_error_class,
+            "unreachable": self.unreachable,
+        }
+
+
 def _retry_after(exc: Exception) -> float | None:
     response = getattr(exc, "response", None)
     headers = getattr(response, "headers", None)
@@ -110,6 +202,7 @@ class ChatModel:
 
     def __init__(self, config: Config, sleep: Callable[[float], None] = time.sleep) -> None:
         self.config = config
+        self.health = ModelHealth()
         self._sleep = sleep
         self._client = openai.OpenAI(
             base_url=config.api_base_url,
@@ -124,15 +217,37 @@ class ChatModel:
         tools: list[dict[str, Any]] | None = None,
         deadline: float | None = None,
     ) -> ModelReply:
+        """The reply, or ModelCallError; every call counts in `health`, answered or not."""
+        if self.health.unreachable is not None:
+            self.health.record_failure(None, self.health.unreachable)
+            raise ModelCallError(
+                f"the model endpoint is unreachable ({self.health.unreachable}); not called again"
+            )
+        try:
+            reply = self._complete(messages, tools, deadline)
+        except ModelCallError as exc:
+            self.health.record_failure(exc.cause, exc.error_class)
+            raise
+        self.health.record_success()
+        return reply
+
+    def _complete(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        deadline: float | None,
+    ) -> ModelReply:
         config = self.config
         attempts = config.model_max_retries + 1
-        last_error = "no attempt made"
+        last_error, failure = "no attempt made", None
         for attempt in range(attempts):
             remaining = (
                 (deadline - time.monotonic()) if deadline is not None else config.model_timeout_s
             )
             if remaining <= 0:
-                raise ModelCallError(f"{TIME_SPENT} ({last_error})")
+                raise ModelCallError(
+                    f"{TIME_SPENT} ({last_error})", cause=failure, error_class="TimeBudgetSpent"
+                )
             request: dict[str, Any] = {
                 "model": config.model_name,
                 "messages": messages,
@@ -147,7 +262,7 @@ class ChatModel:
             except openai.OpenAIError as exc:
                 failure, last_error = exc, describe(exc)
                 if not is_retryable(exc):
-                    raise ModelCallError(last_error, _status_of(exc)) from None
+                    raise ModelCallError(last_error, _status_of(exc), exc) from None
             except (
                 Exception
             ) as exc:  # a malformed body or an empty answer: retried like any model error
@@ -159,7 +274,11 @@ class ChatModel:
                 )
             if attempt + 1 < attempts:
                 self._back_off(failure, attempt, attempts, last_error, deadline)
-        raise ModelCallError(f"model call failed after {attempts} attempts: {last_error}")
+        raise ModelCallError(
+            f"model call failed after {attempts} attempts: {last_error}",
+            _status_of(failure),
+            failure,
+        )
 
     def _back_off(
         self, exc: Exception, attempt: int, attempts: int, error: str, deadline: float | None

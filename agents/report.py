@@ -12,11 +12,14 @@ from .results import write_atomically
 
 NOT_AVAILABLE = "n/a"
 DEFINITIONS = """\
-- **Mean score**: the environment's episode score in [0, 1]; a task instance (task, seed) scores the \
-mean of its repeats, a task the mean of its instances, an environment the mean of its tasks.
+- **Mean score**: the episode score in [0, 1] credited to the policy under test: the environment's \
+own score, less what stand-in actions earned (a Support Queue ticket the agent moved on with the \
+neutral action, when the model gave no usable decision, counts 0); a task instance (task, seed) \
+scores the mean of its repeats, a task the mean of its instances, an environment the mean of its tasks.
 - **Std. error**: over a task's instances (repeats of one instance are not independent); an \
 environment's combines its tasks' errors. n/a with fewer than two instances per task.
-- **Success**: the episode completed its task (`[END] success=true`).
+- **Success**: the policy under test did the task (`[END] success=true`): the environment says it \
+is done, and no action of the episode was a stand-in.
 - **pass^k**: for an instance with n tries and c successes, C(c, k) / C(n, k), the chance that k \
 tries all succeed (tau-bench); averaged over instances, then over tasks."""
 

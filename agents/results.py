@@ -18,6 +18,7 @@ from types import TracebackType
 from typing import Any, TextIO
 
 from .config import ENV_NAMES, Config
+from .model import endpoint_label
 from .output import Redactor
 
 
@@ -49,16 +50,19 @@ def results_document(
     tasks: Sequence[dict[str, Any]],
     duration_s: float,
     aggregate: dict[str, Any],
+    run_facts: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
+    """The results file: the run's settings and facts, the summary, the tables, every episode."""
     return {
         "model": model_label,
-        "api_base_url": None if config.fallback else config.api_base_url,
+        "api_base_url": None if config.fallback else endpoint_label(config.api_base_url),
         "env_base_url": config.env_base_url,
         "fallback": config.fallback,
         "seed": config.seed,
         "seeds": list(config.seeds),
         "repeats": config.repeats,
         "duration_s": round(duration_s, 3),
+        **(run_facts or {}),
         "summary": summarize(tasks),
         "aggregate": aggregate,
         "tasks": list(tasks),

@@ -1,8 +1,14 @@
 """Playing one task with one agent over HTTP, and the record of it.
 
-`run_task` prints [START], one [STEP] per agent turn and, whatever happens,
-[END]; it returns the task's entry of the results file. The score is the
-environment's own episode score, read from the episode state at the end.
+`TaskRun.run` prints [START], one [STEP] per agent turn and, whatever happens,
+[END]; it returns the task's entry of the results file.
+
+What the run credits to the policy under test (the model, or `--fallback`'s):
+* `env_score`: the environment's own episode score, read from the episode state;
+* `score`: that score less what stand-in actions earned (a Support Queue ticket
+  the agent moved on with the neutral action counts 0), so it is the model's alone;
+* `success`: the environment says the task is done (ServiceBench's completion,
+  every Support Queue ticket triaged) and no action of the episode was a stand-in.
 """
 
 from __future__ import annotations
@@ -10,6 +16,9 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from math import fsum
 from typing import Any
 
 from ..client import EnvHttpClient, EnvServerError
@@ -61,17 +70,39 @@ def observation_error(observation: Any) -> str | None:
     return None
 
 
-def episode_result(client: EnvHttpClient) -> tuple[float, bool]:
-    """The environment's episode score in [0, 1] and whether the task was completed."""
+def _unit(value: float) -> float:
+    return min(1.0, max(0.0, float(value)))
+
+
+@dataclass(frozen=True)
+class EpisodeResult:
+    env_score: float
+    """The environment's episode score in [0, 1]."""
+    score: float
+    """The score credited to the policy under test: stand-in actions' rewards taken out."""
+    completed: bool
+    """The environment's verdict: the task is done."""
+
+
+def episode_result(client: EnvHttpClient, stand_in_rewards: Sequence[float] = ()) -> EpisodeResult:
+    """The episode's scores and completion, read from its state.
+
+    Support Queue's score is the mean over graded tickets, so a stand-in ticket's reward
+    comes out of that mean; ServiceBench has no stand-ins (only the model acts there).
+    """
     state = client.state()
     if isinstance(state, SupportQueueState):
-        score = state.average_reward
-        success = state.total_tickets > 0 and len(state.processed_ticket_ids) >= state.total_tickets
+        env_score = state.average_reward
+        graded = len(state.processed_ticket_ids)
+        score = env_score - fsum(stand_in_rewards) / graded if graded else 0.0
+        completed = state.total_tickets > 0 and graded >= state.total_tickets
     elif isinstance(state, ServiceBenchState):
-        score, success = state.cumulative_reward, state.task_completed
+        env_score = score = state.cumulative_reward
+        completed = state.task_completed
     else:
-        score, success = state.cumulative_reward, False
-    return min(1.0, max(0.0, float(score))), bool(success)
+        env_score = score = state.cumulative_reward
+        completed = False
+    return EpisodeResult(_unit(env_score), _unit(score), bool(completed))
 
 
 def _join(*errors: str | None) -> str | None:
@@ -97,14 +128,23 @@ class TaskRun:
         self.out, self.model_label = out, model_label
         self.seed, self.repeat = seed, repeat
         self.rewards: list[float] = []
+        self.stand_in_rewards: list[float] = []
         self.trajectory: list[dict[str, Any]] = []
         self.error: str | None = None
 
     def _record(
-        self, action: Any, reward: float, done: bool, error: str | None, observation: Any
+        self,
+        action: Any,
+        reward: float,
+        done: bool,
+        error: str | None,
+        observation: Any,
+        stand_in: bool = False,
     ) -> None:
         step = len(self.rewards) + 1
         self.rewards.append(reward)
+        if stand_in:
+            self.stand_in_rewards.append(reward)
         self.out.step(step, action, reward, done, error)
         self.trajectory.append(
             {
@@ -113,6 +153,7 @@ class TaskRun:
                 "reward": reward,
                 "done": done,
                 "error": error,
+                "stand_in": stand_in,
                 "observation": observation_summary(observation),
             }
         )
@@ -136,6 +177,7 @@ class TaskRun:
                         False,
                         _join(decision.error, f"rejected: {exc}"),
                         observation,
+                        decision.stand_in,
                     )
                     if exc.status_code in EPISODE_GONE_STATUS:
                         self.error = f"episode ended by the server: {exc}"
@@ -144,8 +186,9 @@ class TaskRun:
                 else:
                     observation, done, failed_turns = result.observation, result.done, 0
                     error = _join(decision.error, observation_error(observation))
+                    reward = float(result.reward or 0.0)
                     self._record(
-                        decision.action, float(result.reward or 0.0), done, error, observation
+                        decision.action, reward, done, error, observation, decision.stand_in
                     )
                     continue
             else:
@@ -159,7 +202,7 @@ class TaskRun:
 
     def run(self) -> dict[str, Any]:
         started = time.monotonic()
-        score, success = 0.0, False
+        result = EpisodeResult(0.0, 0.0, False)
         self.client.episode_id = None  # never read a previous task's episode
         self.out.start(self.card.id, self.card.env, self.model_label)
         try:
@@ -169,11 +212,12 @@ class TaskRun:
                 self.error = one_line(f"{type(exc).__name__}: {exc}")
                 log.exception("task %s (seed %s) failed", self.card.id, self.seed)
             if self.client.episode_id is not None:
-                score, success = episode_result(self.client)
+                result = episode_result(self.client, self.stand_in_rewards)
         except Exception as exc:
             self.error = _join(self.error, one_line(f"could not read the episode score: {exc}"))
         finally:
-            self.out.end(success, len(self.rewards), score, self.rewards)
+            success = result.completed and not self.stand_in_rewards
+            self.out.end(success, len(self.rewards), result.score, self.rewards)
         if self.error:
             log.warning("task %s (seed %s): %s", self.card.id, self.seed, self.error)
         return {
@@ -182,9 +226,12 @@ class TaskRun:
             "seed": self.seed,
             "repeat": self.repeat,
             "model": self.model_label,
-            "score": round(score, 6),
+            "score": round(result.score, 6),
+            "env_score": round(result.env_score, 6),
             "success": success,
+            "completed": result.completed,
             "steps": len(self.rewards),
+            "stand_in_steps": len(self.stand_in_rewards),
             "rewards": self.rewards,
             "error": self.error,
             "duration_s": round(time.monotonic() - started, 3),

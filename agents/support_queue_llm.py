@@ -4,8 +4,10 @@ The model is asked for the action as a JSON object, which is validated
 against `SupportQueueAction`. Invalid output gets one retry with the
 validation error shown to the model; after that (or when the model cannot be
 reached) the agent submits `neutral_action`, a fixed, ticket-independent
-decision, and reports the error. It never borrows the heuristic baseline's
-answer: the score measures the model alone.
+decision, as a stand-in, and reports the error. The stand-in only moves the
+queue on: its ticket earns the model nothing and the episode is not a success
+(agents/runner.py). It never borrows the heuristic baseline's answer: the score
+measures the model alone.
 """
 
 from __future__ import annotations
@@ -39,8 +41,9 @@ def neutral_action() -> dict[str, Any]:
     """The decision submitted when the model gave none: the same for every ticket, on purpose.
 
     A middling priority, the first queue, a non-committal disposition, no text and zero
-    confidence: it carries no information about the ticket, so a model whose output is
-    unusable scores what a blind guess scores, never what the heuristic baseline would.
+    confidence: it carries no information about the ticket. The environment grades it like
+    any action (the episode's own score counts it), but the run credits the model with
+    nothing for it: the ticket counts 0 in the model's score.
     """
     action = SupportQueueAction(
         priority="P3",
@@ -51,6 +54,11 @@ def neutral_action() -> dict[str, Any]:
         confidence=0.0,
     )
     return action.model_dump(mode="json", exclude={"metadata"})
+
+
+def _stand_in(error: str) -> Decision:
+    """The neutral action in place of a decision the model did not make."""
+    return Decision(neutral_action(), error, stand_in=True)
 
 
 def ticket_prompt(observation: SupportQueueObservation) -> str:
@@ -95,7 +103,7 @@ class SupportQueueLLMAgent:
         if (
             time.monotonic() >= self.deadline
         ):  # no more model calls; the queue is still worked through
-            return Decision(neutral_action(), f"{TIME_SPENT}; submitted the neutral action")
+            return _stand_in(f"{TIME_SPENT}; submitted the neutral action")
         messages: list[dict[str, Any]] = [
             {"role": "system", "content": system_prompt(observation)},
             {"role": "user", "content": ticket_prompt(observation)},
@@ -105,7 +113,7 @@ class SupportQueueLLMAgent:
             try:
                 reply = self.model.complete(messages, None, self.deadline)
             except ModelCallError as exc:
-                return Decision(neutral_action(), f"{exc}; submitted the neutral action")
+                return _stand_in(f"{exc}; submitted the neutral action")
             try:
                 return Decision(parse_action(reply.content, observation))
             except (ParseError, ValidationError) as exc:
@@ -118,7 +126,6 @@ class SupportQueueLLMAgent:
                     "Reply again with only the corrected JSON object.",
                 },
             ]
-        return Decision(
-            neutral_action(),
-            f"invalid model output after a retry: {problem}; submitted the neutral action",
+        return _stand_in(
+            f"invalid model output after a retry: {problem}; submitted the neutral action"
         )

@@ -7,6 +7,9 @@ episodes play at once, each on its own HTTP client with its [START]/[STEP]/
 [END] lines buffered; a finished episode is printed once every episode planned
 before it has been, so stdout never interleaves and never depends on timing.
 One at a time, lines go straight to stdout as they happen.
+
+`play` may decline an episode (return None) once the run has decided to stop: a
+declined episode prints nothing and leaves no record.
 """
 
 from __future__ import annotations
@@ -75,7 +78,7 @@ class TimeBudget:
             return now + max(0.0, self.deadline - now) / rounds
 
 
-Play = Callable[[PlannedEpisode, StructuredLog, EnvHttpClient], Record]
+Play = Callable[[PlannedEpisode, StructuredLog, EnvHttpClient], Record | None]
 
 
 def play_all(
@@ -90,8 +93,9 @@ def play_all(
     if len(clients) <= 1:
         for item in plan:
             record = play(item, out, clients[0])
-            on_finished(record)
-            on_record(record)
+            if record is not None:
+                on_finished(record)
+                on_record(record)
         return
     _play_concurrently(plan, play, out, clients, on_record, on_finished)
 
@@ -108,14 +112,14 @@ def _play_concurrently(
     for client in clients:
         idle.put(client)
 
-    def play_buffered(item: PlannedEpisode) -> tuple[StructuredLog, Record]:
+    def play_buffered(item: PlannedEpisode) -> tuple[StructuredLog, Record | None]:
         lines, client = out.buffered(), idle.get()
         try:
             return lines, play(item, lines, client)
         finally:
             idle.put(client)
 
-    ready: dict[int, tuple[StructuredLog, Record]] = {}
+    ready: dict[int, tuple[StructuredLog, Record | None]] = {}
     next_index = 0
     with ThreadPoolExecutor(max_workers=len(clients), thread_name_prefix="episode") as pool:
         pending: dict[Future, int] = {pool.submit(play_buffered, item): item.index for item in plan}
@@ -124,11 +128,13 @@ def _play_concurrently(
                 finished, _ = wait(pending, return_when=FIRST_COMPLETED)
                 for future in sorted(finished, key=pending.__getitem__):
                     ready[pending.pop(future)] = result = future.result()
-                    on_finished(result[1])
+                    if result[1] is not None:
+                        on_finished(result[1])
                 while next_index in ready:  # plan[i].index == i
                     lines, record = ready.pop(next_index)
-                    out.print_block(lines)
-                    on_record(record)
+                    if record is not None:
+                        out.print_block(lines)
+                        on_record(record)
                     next_index += 1
         except BaseException:
             for future in pending:

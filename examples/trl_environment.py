@@ -1,22 +1,30 @@
 """RL training entry point: both environments in the shape TRL's `GRPOTrainer(environment_factory=...)` expects.
 
-TRL builds one instance per rollout with no arguments, calls `reset(**row)` with the
-dataset row's columns (`task_id` and `seed` are used here, the rest ignored) and puts
-the returned task text in front of the model, exposes every other public method as a
-function-calling tool (its schema comes from the type hints and the docstring's Args:),
-and reads `env.reward` in the reward function after the episode.
+What TRL (1.16) does with an environment, and what these classes answer:
+
+* it builds instances with no arguments, from one class or from a dict of classes
+  (`{"servicebench": ..., "support_queue": ...}`: each dataset row's `environment`
+  column picks its class, and only that class's tools are shown in its prompt);
+* it calls `reset(**row)` with the row's other columns (`task_id` and `seed` are used
+  here, the rest ignored) and appends the returned text to the prompt's last message;
+* every other public function of the class is a tool: transformers' `get_json_schema`
+  reads its type hints and its docstring's Args: (so helpers here are private);
+* `get_reward()`, called once per finished rollout, is the episode's score in [0, 1]:
+  ServiceBench's running score, Support Queue's graded rewards summed over the whole
+  queue's length (a ticket left untriaged counts 0: stopping early earns nothing
+  for the tickets it skips).
+  TRL adds it as a reward source by itself: `reward_funcs` may be left out.
 
 * `ServiceBenchToolEnv`: one tool per endpoint of the catalogue (`lookup_user`,
-  `lookup_order`, `process_refund`, ...). TRL's guidance is one descriptively named,
-  typed tool per action rather than a generic `step(action)`, so the model learns the
-  API surface from the tool schemas themselves.
+  `lookup_order`, `process_refund`, ...): TRL's guidance is one descriptively named,
+  typed tool per action rather than a generic `step(action)`.
 * `SupportQueueToolEnv`: one `triage(...)` tool, the whole decision for the current ticket.
 
 Both use the project's OpenEnv clients (client.py): one WebSocket per instance, opened on
-the first reset and reused, to $ENV_BASE_URL (default http://localhost:8000). `reward` is
-the episode's running score in [0, 1], the sum of its step rewards so far.
+the first reset and reused, to $ENV_BASE_URL (default http://localhost:8000).
 
-    uv run --with trl --with datasets python examples/trl_environment.py --env servicebench
+    uv run --frozen python examples/trl_environment.py --dry-run   # the dataset rows; needs only the server
+    uv run --frozen --with trl --with datasets python examples/trl_environment.py   # trains (a GPU)
 """
 
 from __future__ import annotations
@@ -24,12 +32,20 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
+from collections.abc import Sequence
 from typing import Any
 
 from openenv.core.client_types import StepResult
 from websockets.exceptions import ConnectionClosed
 
-from servicebench_support_queue.client import ServiceBenchEnv, SupportQueueEnv
+from servicebench_support_queue.action_tools import TOOLS_BY_NAME
+from servicebench_support_queue.client import (
+    EnvClientError,
+    EnvHttpClient,
+    ServiceBenchEnv,
+    SupportQueueEnv,
+)
 from servicebench_support_queue.models import (
     Disposition,
     Priority,
@@ -38,9 +54,20 @@ from servicebench_support_queue.models import (
     ServiceBenchObservation,
     SupportQueueAction,
     SupportQueueObservation,
+    TaskCard,
 )
 
 DEFAULT_ENV_BASE_URL = "http://localhost:8000"
+DEFAULT_MODEL = "Qwen/Qwen3-0.6B"
+GRPO_SETTINGS: dict[str, Any] = {
+    "max_completion_length": 4096,
+    "log_completions": True,
+    "chat_template_kwargs": {"enable_thinking": False},
+}
+"""The `GRPOConfig` arguments of a training run (tests/trl_rollouts.py builds its config from them)."""
+BOTH = "both"
+ALL_TASKS = "all"
+INSTRUCTION = "You are an operations agent. Use the tools to finish the task you are given."
 
 
 def env_base_url() -> str:
@@ -53,8 +80,12 @@ def _reset_options(row: dict[str, Any]) -> dict[str, Any]:
     return {key: row[key] for key in ("task_id", "seed") if row.get(key) is not None}
 
 
+def _unit(value: float) -> float:
+    return min(1.0, max(0.0, float(value)))
+
+
 class _EpisodeTools:
-    """Shared bookkeeping: the client, the running reward and the done guard (all private or data)."""
+    """Shared bookkeeping: the client, the episode score and the done guard (all private or data)."""
 
     _client_type: type = ServiceBenchEnv
 
@@ -64,6 +95,14 @@ class _EpisodeTools:
         self.task_id = ""
         self._client: Any = None
         self._running = False
+
+    def get_reward(self) -> float:
+        """The episode's score in [0, 1]: what TRL asks once per finished rollout."""
+        return self.reward
+
+    @staticmethod
+    def _score(observation: Any) -> float:
+        raise NotImplementedError
 
     def _reset(self, row: dict[str, Any]) -> Any:
         """Start an episode over this instance's connection (reconnecting once if it dropped)."""
@@ -90,7 +129,7 @@ class _EpisodeTools:
             result: StepResult[Any] = self._client.step(action)
         except RuntimeError as exc:  # the server refused the action (e.g. a value out of range)
             raise ValueError(str(exc)) from None
-        self.reward, self.done = result.observation.cumulative_reward, result.done
+        self.reward, self.done = self._score(result.observation), result.done
         return result.observation
 
     def _close(self) -> None:
@@ -109,26 +148,26 @@ class ServiceBenchToolEnv(_EpisodeTools):
 
     _client_type = ServiceBenchEnv
 
+    @staticmethod
+    def _score(observation: ServiceBenchObservation) -> float:
+        return _unit(observation.cumulative_reward)
+
     def reset(self, **kwargs: Any) -> str:
         """Start the row's task (`task_id`, `seed`; default: the first task) and return its text."""
         observation: ServiceBenchObservation = self._reset(kwargs)
         budget = observation.info.get("max_steps")
         return (
-            f"{observation.task_description}\n\nUse the service tools; every call is one step "
+            f"\n\n{observation.task_description}\n\nUse the service tools; every call is one step "
             f"(at most {budget}). The episode ends when the task is complete."
         )
 
-    def _call(self, service: str, endpoint: str, method: str, **params: Any) -> str:
-        action = ServiceBenchAction(
-            service=service,
-            endpoint=endpoint,
-            method=method,
-            params={k: v for k, v in params.items() if v is not None},
-        )
+    def _call(self, tool: str, **params: Any) -> str:
+        """Play the endpoint whose tool is `tool` (its `@endpoint` declaration: action_tools.py)."""
+        action = ServiceBenchAction(**TOOLS_BY_NAME[tool].action(params))  # a None: left out
         observation: ServiceBenchObservation = self._step(action)
         return json.dumps(
             {
-                "call": f"{method} {service} {endpoint}",
+                "call": f"{action.method} {action.service} {action.endpoint}",
                 "status_code": observation.api_response.get("status_code"),
                 "response": observation.api_response.get("data"),
                 "error": observation.error_message,
@@ -144,7 +183,7 @@ class ServiceBenchToolEnv(_EpisodeTools):
             email: The customer's email address, e.g. jane.doe@example.com.
             user_id: The user ID, e.g. USR-001.
         """
-        return self._call("user", "/users/lookup", "GET", email=email, user_id=user_id)
+        return self._call("lookup_user", email=email, user_id=user_id)
 
     def list_users(self, page: int = 1, per_page: int = 5) -> str:
         """List customers, a page at a time.
@@ -153,7 +192,7 @@ class ServiceBenchToolEnv(_EpisodeTools):
             page: Page number, starting at 1.
             per_page: Users per page, 1 to 5.
         """
-        return self._call("user", "/users/list", "GET", page=page, per_page=per_page)
+        return self._call("list_users", page=page, per_page=per_page)
 
     def update_user(self, user_id: str, updates: dict[str, str]) -> str:
         """Change fields of a customer's profile.
@@ -162,7 +201,7 @@ class ServiceBenchToolEnv(_EpisodeTools):
             user_id: The user ID to update.
             updates: Fields to change (name, email, phone, address, notes) and their new values.
         """
-        return self._call("user", "/users/update", "POST", user_id=user_id, updates=updates)
+        return self._call("update_user", user_id=user_id, updates=updates)
 
     def lookup_order(self, order_id: str) -> str:
         """Look up one order: status, line items, coupon, amount charged and refunds.
@@ -170,7 +209,7 @@ class ServiceBenchToolEnv(_EpisodeTools):
         Args:
             order_id: The order ID, e.g. ORD-1005.
         """
-        return self._call("order", "/orders/lookup", "GET", order_id=order_id)
+        return self._call("lookup_order", order_id=order_id)
 
     def list_user_orders(self, user_id: str) -> str:
         """List the orders a customer placed, as summaries.
@@ -178,7 +217,7 @@ class ServiceBenchToolEnv(_EpisodeTools):
         Args:
             user_id: The user ID whose orders to list.
         """
-        return self._call("order", "/orders/by-user", "GET", user_id=user_id)
+        return self._call("list_user_orders", user_id=user_id)
 
     def update_order_status(self, order_id: str, new_status: str) -> str:
         """Move an order to a new status (only along allowed transitions).
@@ -187,9 +226,7 @@ class ServiceBenchToolEnv(_EpisodeTools):
             order_id: The order ID to change.
             new_status: One of pending, processing, shipped, delivered, returned, cancelled, refunded.
         """
-        return self._call(
-            "order", "/orders/update-status", "POST", order_id=order_id, new_status=new_status
-        )
+        return self._call("update_order_status", order_id=order_id, new_status=new_status)
 
     def process_refund(self, order_id: str, amount: float, reason: str) -> str:
         """Refund part of an order's charge.
@@ -199,14 +236,7 @@ class ServiceBenchToolEnv(_EpisodeTools):
             amount: Amount in USD, positive, whole cents, at most what is still refundable.
             reason: Why the refund is issued (kept on the order).
         """
-        return self._call(
-            "order",
-            "/orders/process-refund",
-            "POST",
-            order_id=order_id,
-            amount=amount,
-            reason=reason,
-        )
+        return self._call("process_refund", order_id=order_id, amount=amount, reason=reason)
 
     def lookup_product(self, sku: str) -> str:
         """Look up a product: name, category, list price and stock.
@@ -214,7 +244,7 @@ class ServiceBenchToolEnv(_EpisodeTools):
         Args:
             sku: The product SKU, e.g. SKU-445.
         """
-        return self._call("inventory", "/inventory/lookup", "GET", sku=sku)
+        return self._call("lookup_product", sku=sku)
 
     def check_stock(self, sku: str) -> str:
         """Current stock level of a product.
@@ -222,7 +252,7 @@ class ServiceBenchToolEnv(_EpisodeTools):
         Args:
             sku: The product SKU.
         """
-        return self._call("inventory", "/inventory/check-stock", "GET", sku=sku)
+        return self._call("check_stock", sku=sku)
 
     def price_history(self, sku: str) -> str:
         """A product's list-price changes, oldest first.
@@ -230,7 +260,7 @@ class ServiceBenchToolEnv(_EpisodeTools):
         Args:
             sku: The product SKU.
         """
-        return self._call("inventory", "/inventory/price-history", "GET", sku=sku)
+        return self._call("price_history", sku=sku)
 
     def update_stock(self, sku: str, adjustment: int) -> str:
         """Add or remove units of stock.
@@ -239,24 +269,18 @@ class ServiceBenchToolEnv(_EpisodeTools):
             sku: The product SKU.
             adjustment: Units to add (positive) or remove (negative), never zero.
         """
-        return self._call(
-            "inventory", "/inventory/update-stock", "POST", sku=sku, adjustment=adjustment
-        )
+        return self._call("update_stock", sku=sku, adjustment=adjustment)
 
 
 # ----------------------------------------------------------------------------- Support Queue
 
 
 def _ticket_text(observation: SupportQueueObservation) -> str:
-    ticket = observation.ticket
-    if ticket is None:
+    """The current ticket as the model reads it: its place in the queue, then its fields as JSON."""
+    if observation.ticket is None:
         return "No ticket left."
-    events = "".join(f"\n  - {event}" for event in ticket.recent_events) or " none"
-    return (
-        f"Ticket {observation.current_index + 1} of {observation.total_tickets}: {ticket.ticket_id}\n"
-        f"Subject: {ticket.subject}\nCustomer tier: {ticket.customer_tier}; product area: "
-        f"{ticket.product_area}; SLA: {ticket.sla_hours:g} h\nRecent events:{events}\n\n{ticket.body}"
-    )
+    ticket = json.dumps(observation.ticket.model_dump(mode="json"), ensure_ascii=False, indent=1)
+    return f"Ticket {observation.current_index + 1} of {observation.total_tickets}:\n{ticket}"
 
 
 class SupportQueueToolEnv(_EpisodeTools):
@@ -264,10 +288,20 @@ class SupportQueueToolEnv(_EpisodeTools):
 
     _client_type = SupportQueueEnv
 
+    @staticmethod
+    def _score(observation: SupportQueueObservation) -> float:
+        """The rewards so far over the whole queue: the episode score once every ticket is graded."""
+        if not observation.total_tickets:
+            return 0.0
+        return _unit(observation.cumulative_reward / observation.total_tickets)
+
     def reset(self, **kwargs: Any) -> str:
         """Start the row's task (`task_id`, `seed`; default: the first task) and return the first ticket."""
         observation: SupportQueueObservation = self._reset(kwargs)
-        return f"{observation.instructions}\n\nCall triage once per ticket.\n\n{_ticket_text(observation)}"
+        return (
+            f"\n\n{observation.instructions}\n\nCall triage once per ticket.\n\n"
+            f"{_ticket_text(observation)}"
+        )
 
     def triage(
         self,
@@ -302,42 +336,129 @@ class SupportQueueToolEnv(_EpisodeTools):
         return f"Feedback on that ticket: {feedback}\n\n{upcoming}"
 
 
-def reward_from_env(environments: list[_EpisodeTools], **kwargs: Any) -> list[float]:
-    """GRPO reward function: each rollout's episode score, read off its environment."""
-    return [env.reward for env in environments]
+# ----------------------------------------------------------------------------- training
+
+ENVIRONMENTS: dict[str, type[_EpisodeTools]] = {
+    "servicebench": ServiceBenchToolEnv,
+    "support_queue": SupportQueueToolEnv,
+}
 
 
-def main() -> None:
-    """Train a small model with GRPO on one environment (needs `trl`, `datasets` and a GPU)."""
-    from datasets import Dataset  # imported here: the classes above need neither
-    from trl import GRPOConfig, GRPOTrainer
+def environment_factory(env: str) -> type[_EpisodeTools] | dict[str, type[_EpisodeTools]]:
+    """What `GRPOTrainer(environment_factory=...)` takes: one class, or both by name."""
+    return dict(ENVIRONMENTS) if env == BOTH else ENVIRONMENTS[env]
 
-    parser = argparse.ArgumentParser(description=main.__doc__)
-    parser.add_argument("--env", choices=("servicebench", "support_queue"), default="servicebench")
-    parser.add_argument("--model", default="Qwen/Qwen3-0.6B")
-    parser.add_argument("--task-id", action="append", help="task ids to train on (default: all)")
-    parser.add_argument("--rows", type=int, default=256)
-    args = parser.parse_args()
-    factory = ServiceBenchToolEnv if args.env == "servicebench" else SupportQueueToolEnv
-    tasks = args.task_id or [None]
-    instruction = "You are an operations agent. Use the tools to finish the task you are given."
-    dataset = Dataset.from_dict(
-        {
-            "prompt": [[{"role": "user", "content": instruction}]] * args.rows,
-            "task_id": [tasks[i % len(tasks)] for i in range(args.rows)],
-            "seed": list(range(args.rows)),
+
+def select_tasks(
+    cards: Sequence[TaskCard], env: str, task_ids: Sequence[str] | None
+) -> list[TaskCard]:
+    """The tasks to train on: `task_ids` (ids or ServiceBench's integer aliases), else every task of `env`.
+
+    No ids, or `all` among them, means every task of `env`.
+    """
+    playable = [card for card in cards if env in (BOTH, card.env)]
+    if not task_ids or ALL_TASKS in task_ids:
+        return playable
+    chosen = []
+    for wanted in task_ids:
+        found = [c for c in playable if wanted in (c.id, None if c.alias is None else str(c.alias))]
+        if not found:
+            known = ", ".join(card.id for card in playable)
+            raise ValueError(f"no task {wanted!r} in --env {env}; known: {known}")
+        chosen.append(found[0])
+    return chosen
+
+
+def training_rows(
+    tasks: Sequence[TaskCard], env: str, rows: int, first_seed: int
+) -> list[dict[str, Any]]:
+    """The dataset: row i plays task i mod len(tasks) on seed first_seed + i // len(tasks).
+
+    With both environments each row names its own in `environment`, which TRL reads to pick
+    the class and does not pass on to `reset`.
+    """
+    dataset = []
+    for i in range(rows):
+        card = tasks[i % len(tasks)]
+        row: dict[str, Any] = {
+            "prompt": [{"role": "user", "content": INSTRUCTION}],
+            "task_id": card.id,
+            "seed": first_seed + i // len(tasks),
         }
+        if env == BOTH:
+            row["environment"] = card.env
+        dataset.append(row)
+    return dataset
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="trl_environment.py",
+        description="Train a model with TRL's GRPO on the tasks of ServiceBench, Support Queue or "
+        "both, played on the server at $ENV_BASE_URL (default " + DEFAULT_ENV_BASE_URL + "). "
+        "Training needs trl, datasets and a GPU; --dry-run needs only the server.",
     )
+    parser.add_argument(
+        "--env",
+        choices=(*ENVIRONMENTS, BOTH),
+        default=BOTH,
+        help="the environment to train on (default: both, one class per dataset row)",
+    )
+    parser.add_argument(
+        "--model", default=DEFAULT_MODEL, help=f"the model to train (default: {DEFAULT_MODEL})"
+    )
+    parser.add_argument(
+        "--task-id",
+        action="append",
+        help="a task to train on: an id, a ServiceBench number, or 'all' (repeatable; "
+        "default: every task of --env)",
+    )
+    parser.add_argument("--rows", type=int, default=256, help="dataset rows (default: 256)")
+    parser.add_argument(
+        "--first-seed",
+        type=int,
+        default=1,
+        help="seed of the first row of each task (default: 1; seeds 1-99,999 are for training)",
+    )
+    parser.add_argument(
+        "--dry-run", action="store_true", help="print the dataset rows as JSON lines and exit"
+    )
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Build the dataset from the server's task list, then train (or print it with --dry-run)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.rows < 1:
+        parser.error("--rows must be at least 1")
+    try:
+        with EnvHttpClient(env_base_url()) as client:
+            cards = client.tasks()
+    except EnvClientError as exc:
+        parser.exit(1, f"{parser.prog}: cannot list the tasks: {exc}\n")
+    try:
+        tasks = select_tasks(cards, args.env, args.task_id)
+    except ValueError as exc:
+        parser.error(str(exc))
+    rows = training_rows(tasks, args.env, args.rows, args.first_seed)
+    if args.dry_run:
+        for row in rows:
+            sys.stdout.write(json.dumps(row) + "\n")
+        return
+    try:  # imported here: --help, --dry-run and the classes need neither
+        from datasets import Dataset
+        from trl import GRPOConfig, GRPOTrainer
+    except ImportError as exc:
+        parser.exit(
+            1, f"{parser.prog}: training needs trl and datasets ({exc}); --dry-run does not\n"
+        )
+
     trainer = GRPOTrainer(
         model=args.model,
-        reward_funcs=reward_from_env,
-        train_dataset=dataset,
-        environment_factory=factory,
-        args=GRPOConfig(
-            max_completion_length=4096,
-            log_completions=True,
-            chat_template_kwargs={"enable_thinking": False},
-        ),
+        train_dataset=Dataset.from_list(rows),
+        environment_factory=environment_factory(args.env),
+        args=GRPOConfig(**GRPO_SETTINGS),
     )
     trainer.train()
 

@@ -44,6 +44,7 @@ from .fast_path import (
 from .mcp import McpServer
 from .mcp_sessions import Attachments
 from .settings import Settings
+from .web import install_docs
 
 log = logging.getLogger("server")
 
@@ -197,8 +198,11 @@ def build_surface(
         description=description,
         lifespan=on_startup,
         telemetry=None if settings.telemetry else TELEMETRY_OFF,
+        docs_url=None,  # served offline by install_docs
+        redoc_url=None,
     )
     install_error_handlers(app)
+    install_docs(app)
     metadata = scope_metadata(episodes, title, description)
     schema = scope_schema(episodes)
     tasks_json = json.dumps({"tasks": [c.model_dump() for c in task_cards(episodes)]}).encode()

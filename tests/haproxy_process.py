@@ -15,7 +15,7 @@ import httpx
 import pytest
 from server_process import REPO, free_port
 
-HAPROXY = shutil.which("haproxy")
+HAPROXY = shutil.which("haproxy") or shutil.which("haproxy", path="/usr/sbin")
 requires_haproxy = pytest.mark.skipif(
     HAPROXY is None, reason="haproxy is not installed (apt-get install haproxy; .ci/run does)"
 )

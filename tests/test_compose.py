@@ -9,7 +9,6 @@ tests/server/store/test_faults.py, which runs the same config in front of real s
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -17,6 +16,7 @@ from urllib.parse import urlsplit
 
 import pytest
 import yaml
+from haproxy_process import HAPROXY
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "scripts"))
@@ -111,15 +111,15 @@ def test_the_image_tags_are_pinned_to_the_versions_the_tests_run() -> None:
     assert re.fullmatch(r"redis:7\.\d+-alpine", SERVICES["redis"]["image"])
     haproxy = re.fullmatch(r"haproxy:(\d+\.\d+)-alpine", SERVICES["haproxy"]["image"])
     assert haproxy
-    if shutil.which("haproxy"):
-        version = subprocess.run(["haproxy", "-v"], capture_output=True, text=True).stdout
+    if HAPROXY is not None:
+        version = subprocess.run([HAPROXY, "-v"], capture_output=True, text=True).stdout
         assert f"version {haproxy.group(1)}." in version
 
 
-@pytest.mark.skipif(shutil.which("haproxy") is None, reason="haproxy is not installed")
+@pytest.mark.skipif(HAPROXY is None, reason="haproxy is not installed")
 def test_haproxy_accepts_the_config() -> None:
     checked = subprocess.run(
-        ["haproxy", "-c", "-f", str(REPO / "deploy" / "haproxy.cfg")],
+        [HAPROXY, "-c", "-f", str(REPO / "deploy" / "haproxy.cfg")],
         capture_output=True,
         text=True,
         timeout=30,

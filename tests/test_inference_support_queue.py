@@ -29,6 +29,10 @@ def invalid_first(body: dict[str, Any]) -> Reply:
 
 SCENARIOS: dict[str, Scenario] = {
     "sq_retry_once": Scenario(("--env", "support_queue"), lambda c: ([], invalid_first)),
+    "sq_one_garbage_ticket": Scenario(
+        ("--task", "easy_inbox_cleanup"),  # whose first ticket the neutral action scores > 0 on
+        lambda c: ([INVALID_TRIAGE, INVALID_TRIAGE], heuristic_brain),
+    ),
     "sq_garbage": Scenario(
         ("--env", "support_queue"),
         lambda c: ([], Text("This ticket looks urgent, route it to security.")),
@@ -71,9 +75,31 @@ def test_support_queue_garbage_gets_the_neutral_action(
     assert len(run.requests) == 2 * len(run.steps()), (
         "one retry per ticket, then the neutral action"
     )
-    for episode in run.episodes:
-        assert episode.success, "every ticket was processed"
-        assert episode.score < heuristic_scores[episode.task]
-    assert fmean(e.score for e in run.episodes) < fmean(heuristic_scores.values()) - 0.25, (
-        "a model emitting garbage must not score like the heuristic"
-    )
+    results = run.results
+    for episode, task in zip(run.episodes, results["tasks"], strict=True):
+        assert not episode.success, "every ticket was processed, but none by the model"
+        assert episode.score == 0.0 and task["score"] == 0.0
+        assert task["completed"] and task["stand_in_steps"] == task["steps"]
+        assert 0.0 < task["env_score"] < heuristic_scores[episode.task], (
+            "the environment graded the neutral action; the model is credited nothing"
+        )
+    overall = results["aggregate"]["overall"]
+    assert overall["successes"] == 0 and overall["pass_hat_k"] == {"1": 0.0}
+    assert overall["mean_score"] == 0.0 and results["summary"]["successes"] == 0
+    report = (run.cwd / "report.md").read_text()
+    assert "(0 successful)" in report
+
+
+def test_one_stand_in_ticket_costs_the_success_and_that_tickets_credit(
+    runs: dict[str, Run], heuristic_scores: dict[str, float]
+) -> None:
+    run = completed(runs["sq_one_garbage_ticket"])
+    [episode] = run.episodes
+    [task] = run.results["tasks"]
+    stand_ins = [s for s in task["trajectory"] if s["stand_in"]]
+    assert len(stand_ins) == 1 and stand_ins[0]["step"] == 1
+    assert task["completed"] and not episode.success
+    assert task["env_score"] == pytest.approx(fmean(task["rewards"]), abs=1e-6)
+    model_rewards = [s["reward"] for s in task["trajectory"] if not s["stand_in"]]
+    assert task["score"] == pytest.approx(sum(model_rewards) / task["steps"], abs=1e-6)
+    assert task["score"] < task["env_score"]

@@ -1,7 +1,10 @@
 """examples/trl_environment.py: TRL's environment_factory contract, and whole episodes against a live server.
 
-No TRL, no model: the tests call the classes the way GRPOTrainer does (no-argument
-constructor, `reset(**row)`, public methods as tools, `env.reward` read afterwards).
+Most tests need no TRL and no model: they call the classes the way GRPOTrainer does
+(no-argument constructor, `reset(**row)`, public methods as tools, `get_reward()` after the
+episode). The last ones run tests/trl_rollouts.py in the TRL venv that .ci/run builds: TRL's
+own GRPOTrainer plays whole episodes of both environments, and its rewards are compared with
+the server's scores of the same episodes.
 """
 
 from __future__ import annotations
@@ -9,7 +12,9 @@ from __future__ import annotations
 import importlib.util
 import inspect
 import json
+import os
 import re
+import subprocess
 import sys
 import types
 from pathlib import Path
@@ -18,6 +23,11 @@ from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 import httpx
 import pytest
 from server_process import free_port
+
+from servicebench_support_queue.action_tools import TOOLS
+from servicebench_support_queue.client import EnvHttpClient
+from servicebench_support_queue.server.servicebench.oracle import next_action
+from servicebench_support_queue.server.support_queue.heuristic import triage
 
 REPO = Path(__file__).resolve().parent.parent
 _spec = importlib.util.spec_from_file_location(
@@ -39,11 +49,11 @@ def server_url(live_server: str, monkeypatch: pytest.MonkeyPatch) -> str:
 
 
 def tools_of(env: object) -> dict[str, Any]:
-    """What TRL exposes as tools: every public bound method except reset."""
+    """What TRL 1.16 exposes as tools: the class's public functions but reset and get_reward."""
     return {
-        name: member
-        for name, member in inspect.getmembers(env, predicate=inspect.ismethod)
-        if not name.startswith("_") and name != "reset"
+        name: getattr(env, name)
+        for name, _ in inspect.getmembers(type(env), predicate=inspect.isfunction)
+        if not name.startswith("_") and name not in ("reset", "get_reward")
     }
 
 
@@ -63,7 +73,7 @@ def json_schema_able(hint: Any) -> bool:
 @pytest.mark.parametrize("factory", [ServiceBenchToolEnv, SupportQueueToolEnv])
 def test_classes_have_the_shape_trl_expects(factory: type) -> None:
     env = factory()
-    assert env.reward == 0.0
+    assert env.get_reward() == 0.0
     assert inspect.signature(env.reset).parameters["kwargs"].kind is inspect.Parameter.VAR_KEYWORD
     tools = tools_of(env)
     assert tools
@@ -122,7 +132,7 @@ def test_whole_servicebench_episode_through_the_tools(server_url: str) -> None:
     )
     env = ServiceBenchToolEnv()
     text = env.reset(task_id="return_and_refund", prompt=[{"role": "user", "content": "ignored"}])
-    assert text.startswith(card["description"]) and str(card["max_steps"]) in text
+    assert text.startswith("\n\n" + card["description"]) and str(card["max_steps"]) in text
     email, order_id, sku = (
         _field(text, r"[\w.]+@[\w.]+\w"),
         _field(text, r"ORD-\d+"),
@@ -139,14 +149,19 @@ def test_whole_servicebench_episode_through_the_tools(server_url: str) -> None:
     assert refund["status_code"] == 200 and not env.done
     final = json.loads(env.update_order_status(order_id=order_id, new_status="returned"))
     assert final["task_completed"] and final["episode_done"] and env.done
-    assert env.reward == pytest.approx(1.0)
-    assert trl_environment.reward_from_env([env]) == [env.reward]
+    assert env.get_reward() == pytest.approx(1.0)
     with pytest.raises(ValueError, match="over"):
         env.lookup_order(order_id=order_id)
     env.reset()  # the next rollout reuses the instance (and its connection)
-    assert (env.reward, env.done, env.task_id) == (0.0, False, "order_status_lookup")
+    assert (env.get_reward(), env.done, env.task_id) == (0.0, False, "order_status_lookup")
     assert json.loads(env.lookup_order(order_id="ORD-0000"))["status_code"] == 404
-    assert env.reward == 0.0 and not env.done
+    assert env.get_reward() == 0.0 and not env.done
+
+
+def shown_ticket(text: str, position: int) -> dict[str, Any]:
+    """The ticket a reset or triage answer shows, announced as `Ticket <position> of <n>:`."""
+    start = _field(text, rf"Ticket {position} of \d+:\n")
+    return json.JSONDecoder().raw_decode(text, text.index(start) + len(start))[0]
 
 
 def test_whole_support_queue_episode_through_triage(server_url: str) -> None:
@@ -157,10 +172,11 @@ def test_whole_support_queue_episode_through_triage(server_url: str) -> None:
     )
     env = SupportQueueToolEnv()
     text = env.reset(task_id="easy_inbox_cleanup")
-    assert f"Ticket 1 of {card['max_steps']}" in text
+    assert text.startswith("\n\n"), "TRL appends it to the prompt's last message as it is"
+    assert f"Ticket 1 of {card['max_steps']}:" in text
     with pytest.raises(ValueError):
         env.triage(priority="P9", queue="billing", disposition="respond", summary="", response="")
-    seen, rewards = [_field(text, r"Ticket 1 of \d+: \S+")], []
+    seen, rewards = [shown_ticket(text, 1)["ticket_id"]], []
     while not env.done:
         answer = env.triage(
             priority="P3",
@@ -172,11 +188,14 @@ def test_whole_support_queue_episode_through_triage(server_url: str) -> None:
         )
         feedback = json.loads(_field(answer, r"(?<=Feedback on that ticket: ).*"))
         assert feedback, "each triage is graded"
-        rewards.append(env.reward)
+        rewards.append(feedback["reward"])
+        assert env.get_reward() == pytest.approx(sum(rewards) / card["max_steps"], abs=1e-4), (
+            "an unfinished queue counts its untriaged tickets as 0"
+        )
         if not env.done:
-            seen.append(_field(answer, rf"Ticket {len(seen) + 1} of \d+: \S+"))
+            seen.append(shown_ticket(answer, len(seen) + 1)["ticket_id"])
     assert len(rewards) == card["max_steps"] == len(seen) == len(set(seen))
-    assert 0.0 <= env.reward <= 1.0
+    assert 0.0 <= env.get_reward() <= 1.0
     assert "The queue is done." in answer
     with pytest.raises(ValueError, match="over"):
         env.triage(
@@ -195,3 +214,178 @@ def test_the_server_url_defaults_to_localhost(monkeypatch: pytest.MonkeyPatch) -
     assert trl_environment.env_base_url() == "http://localhost:8000"
     monkeypatch.setenv("ENV_BASE_URL", "http://example.test:9000/")
     assert trl_environment.env_base_url() == "http://example.test:9000"
+
+
+# ----------------------------------------------------------------------------- the command line
+
+
+def example_cli(*args: str, server: str) -> subprocess.CompletedProcess[str]:
+    """examples/trl_environment.py as a user runs it, in this project's environment (no trl, no datasets)."""
+    return subprocess.run(
+        [sys.executable, str(REPO / "examples" / "trl_environment.py"), *args],
+        env={**os.environ, "ENV_BASE_URL": server},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_help_needs_neither_trl_nor_datasets(server_url: str) -> None:
+    for missing in ("trl", "datasets"):
+        assert importlib.util.find_spec(missing) is None, f"{missing} is installed here"
+    done = example_cli("--help", server=server_url)
+    assert done.returncode == 0, done.stderr
+    assert "--task-id" in done.stdout and "every task of --env" in " ".join(done.stdout.split())
+
+
+def test_without_a_server_or_without_trl_the_command_says_what_is_missing(server_url: str) -> None:
+    closed = f"http://127.0.0.1:{free_port()}"
+    done = example_cli("--dry-run", server=closed)
+    assert (done.returncode, done.stdout) == (1, "")
+    assert f"cannot list the tasks: environment server {closed} unreachable" in done.stderr
+    assert "Traceback" not in done.stderr
+    done = example_cli("--rows", "2", server=server_url)  # training, in an environment without trl
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert "training needs trl and datasets" in done.stderr
+
+
+def dry_run(capsys: pytest.CaptureFixture[str], *args: str) -> list[dict[str, Any]]:
+    """The rows `--dry-run` prints (main in this process, which has the module loaded)."""
+    capsys.readouterr()
+    trl_environment.main(["--dry-run", *args])
+    return [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+
+
+def test_by_default_every_task_of_both_environments_is_trained_on(
+    capsys: pytest.CaptureFixture[str], cards: list
+) -> None:
+    rows = dry_run(capsys, "--rows", str(2 * len(cards)))
+    assert [(r["environment"], r["task_id"]) for r in rows] == [(c.env, c.id) for c in cards] * 2
+    assert [r["seed"] for r in rows] == [1] * len(cards) + [2] * len(cards)
+    assert all(r["prompt"][0]["role"] == "user" for r in rows)
+
+
+def test_task_ids_and_one_environment_narrow_the_rows(
+    capsys: pytest.CaptureFixture[str], cards: list
+) -> None:
+    servicebench = [c.id for c in cards if c.env == "servicebench"]
+    rows = dry_run(capsys, "--env", "servicebench", "--rows", "4")
+    assert [r["task_id"] for r in rows] == (servicebench * 2)[:4]
+    assert all("environment" not in r for r in rows), "one class: no routing column"
+    assert dry_run(capsys, "--env", "support_queue", "--task-id", "all", "--rows", "3") == dry_run(
+        capsys, "--env", "support_queue", "--rows", "3"
+    )
+    assert len({r["task_id"] for r in dry_run(capsys, "--task-id", "all")}) == len(cards)
+    rows = dry_run(capsys, "--task-id", "3", "--task-id", "hard_exec_escalations")
+    assert {r["task_id"] for r in rows} == {"billing_discrepancy", "hard_exec_escalations"}
+    assert {r["environment"] for r in rows} == {"servicebench", "support_queue"}
+    refusals = {
+        ("--env", "servicebench", "--task-id", "hard_exec_escalations"): "no task "
+        "'hard_exec_escalations' in --env servicebench",
+        ("--rows", "0"): "--rows must be at least 1",
+    }
+    for bad, complaint in refusals.items():
+        with pytest.raises(SystemExit) as exit_info:
+            dry_run(capsys, *bad)
+        assert exit_info.value.code == 2 and complaint in capsys.readouterr().err
+
+
+def test_the_factory_is_one_class_or_both_by_name() -> None:
+    assert trl_environment.environment_factory("servicebench") is ServiceBenchToolEnv
+    assert trl_environment.environment_factory("both") == {
+        "servicebench": ServiceBenchToolEnv,
+        "support_queue": SupportQueueToolEnv,
+    }
+
+
+# ----------------------------------------------------------------------------- through TRL itself
+
+STOP_EARLY = "[script: stop after one call]"  # the markers tests/trl_rollouts.py puts in prompts
+BAD_CALL_FIRST = "[script: an invalid call first]"
+TRL_VENV = os.environ.get("TRL_VENV")  # .ci/run builds it and sets this
+
+
+def server_score(client: EnvHttpClient, env: str, task_id: str, seed: int, prompt: str) -> float:
+    """What the server scores the rollout's policy on this task, played over plain HTTP.
+
+    The oracle (ServiceBench) or the heuristic (Support Queue), as the script in the TRL
+    run plays them; a rollout told to stop after one call triages only the first ticket.
+    """
+    result = client.reset(env=env, task_id=task_id, seed=seed)
+    history = [result.observation]
+    while not result.done:
+        if env == "servicebench":
+            action = next_action(history)
+            if action is None:
+                break
+        else:
+            action = triage(result.observation)
+        result = client.step(action)
+        history.append(result.observation)
+        if STOP_EARLY in prompt:
+            break
+    state = client.state()
+    if env == "servicebench":
+        return state.cumulative_reward  # the server's running score, in [0, 1]
+    if result.done:
+        return state.average_reward  # a finished queue: the server's episode score
+    return state.cumulative_reward / state.total_tickets  # unfinished: untriaged tickets count 0
+
+
+@pytest.fixture(scope="module")
+def trl_run(live_server: str) -> dict[str, Any]:
+    trl_python = Path(TRL_VENV or "/nonexistent") / "bin" / "python"
+    if not trl_python.exists():
+        if os.environ.get("CI"):
+            pytest.fail(f"CI must check the example against TRL: no venv at TRL_VENV={TRL_VENV}")
+        pytest.skip(
+            "no TRL venv: run .ci/run, or set TRL_VENV to a venv with "
+            "`pip install -r .ci/trl-requirements.txt -e .`"
+        )
+    done = subprocess.run(
+        [str(trl_python), str(REPO / "tests" / "trl_rollouts.py")],
+        env={**os.environ, "ENV_BASE_URL": live_server, "PYTHONPATH": ""},
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    return json.loads(done.stdout)
+
+
+def test_trl_finds_both_environments_tools_and_their_rewards(trl_run: dict[str, Any]) -> None:
+    assert trl_run["reward_sources"] == ["ServiceBenchToolEnv", "SupportQueueToolEnv"], (
+        "no reward_funcs passed: get_reward is each environment's reward source"
+    )
+    assert trl_run["tools"] == {
+        "servicebench": sorted(tool.name for tool in TOOLS["servicebench"]),
+        "support_queue": ["triage"],
+    }
+
+
+def test_every_rollout_is_rewarded_with_the_servers_score(
+    trl_run: dict[str, Any], live_server: str
+) -> None:
+    rollouts = trl_run["rollouts"]
+    assert {r["environment"] for r in rollouts} == {"servicebench", "support_queue"}
+    with EnvHttpClient(live_server) as client:
+        for rollout in rollouts:
+            env = rollout["environment"]
+            own, other = (0, 1) if env == "servicebench" else (1, 0)
+            assert rollout["class"] == type(trl_environment.ENVIRONMENTS[env]()).__name__
+            assert rollout["rewards"][other] is None, "the other environment's source abstains"
+            expected = server_score(
+                client, env, rollout["task_id"], rollout["seed"], rollout["prompt"]
+            )
+            assert rollout["rewards"][own] == pytest.approx(expected, abs=1e-6), rollout
+    solved = [r for r in rollouts if r["environment"] == "servicebench"]
+    assert solved and all(r["rewards"][0] == pytest.approx(1.0) and r["done"] for r in solved)
+
+
+def test_stopping_early_and_a_bad_call_are_handled_as_trl_does(trl_run: dict[str, Any]) -> None:
+    rollouts = trl_run["rollouts"]
+    stopped = [r for r in rollouts if STOP_EARLY in r["prompt"]]
+    assert stopped and all(not r["done"] and 0 < r["rewards"][1] < 1 for r in stopped)
+    bad = [r for r in rollouts if BAD_CALL_FIRST in r["prompt"]]
+    assert bad and all(r["done"] for r in bad)
+    assert trl_run["metrics"]["tools/failure_frequency"] > 0, "TRL saw the invalid call fail"
