@@ -3,7 +3,7 @@
 A reply becomes one token sequence: lower-case words, contractions expanded ("don't" ->
 "do not", "it's" -> "it s"), stemmed by the grammar (server/support_queue_templates.py),
 with money, clock times, numbers and e-mail addresses folded to `money`, `clocktime`,
-`num` and `emailaddress`, a `,` wherever a clause breaks (commas, dashes, brackets) and
+`num` and `emailaddress`, identifiers cut at their underscores, a `,` wherever a clause breaks (commas, dashes, brackets) and
 a `.` closing each sentence (at . ! ? ; : and line breaks). No template can cross a `.`,
 so one search over the whole reply finds what a search per sentence would.
 """
@@ -91,7 +91,8 @@ def read(text: str, grammar: Grammar) -> Reply:
     lengths: list[int] = []
     vocabularies: list[frozenset[str]] = []
     sources: list[str] = []
-    expanded = _CLAUSE_MARK.sub(" , ", _expand(text)).replace("'", " ")
+    # "verify_signature", "ssl_verify": the words of an identifier are words of the sentence
+    expanded = _CLAUSE_MARK.sub(" , ", _expand(text)).replace("'", " ").replace("_", " ")
     for source in _SENTENCE_END.split(expanded):
         words = grammar.stems(_WORD.findall(source))
         while words and words[0] == CLAUSE:

@@ -10,7 +10,9 @@ space-separated sequence of elements, each matching whole tokens:
 - any element followed by `?` is optional;
 - `~N`: up to N tokens of any kind within the sentence;
 - `^N`: up to N tokens inside one noun phrase (no clause mark, no preposition);
-- `*N`: up to N words of a verb group (auxiliaries, modals, adverbs, pronouns).
+- `*N`: up to N words of a verb group (auxiliaries, modals, adverbs, pronouns);
+- `@N`: up to N tokens of one subject, prepositional phrases included (no clause mark and
+  no finite verb: "a refund *for the full amount* is on its way").
 A template compiles to a regular expression over the tokens joined by spaces.
 """
 
@@ -24,6 +26,7 @@ from server.support_queue_text import stem
 
 CLAUSE = ","
 END = "."
+GAPS = "~^*@"
 
 
 def _elements(template: str) -> list[str]:
@@ -66,13 +69,16 @@ class Grammar:
     (words whose stem collides with another word's: "paste" and "past")."""
 
     def __init__(self, classes: Mapping[str, Sequence[str]], overrides: Mapping[str, Sequence[str]],
-                 merged_terms: Sequence[str], verb_group: str, phrase_breakers: str) -> None:
+                 merged_terms: Sequence[str], verb_group: str, phrase_breakers: str,
+                 subject_breakers: Optional[str] = None) -> None:
         self.classes = classes
         self._override = {raw: token for token, raws in overrides.items() for raw in raws}
         self._regex: dict[str, str] = {}
         self._stems: dict[str, str] = {}
         self._verb_group = self.words(verb_group)
         self._breakers = self.words(phrase_breakers) | {CLAUSE, END}
+        self._subject_breakers = (self.words(subject_breakers) if subject_breakers else frozenset()) | {
+            CLAUSE, END}
         self._function_words = self._verb_group | self._breakers
         by_start: dict[str, list[str]] = {}
         for term in merged_terms:
@@ -141,6 +147,8 @@ class Grammar:
             token = r"(?!\. )[^ ]+"
         elif kind == "^":
             token = r"(?!" + _alternation(self._breakers) + r" )[^ ]+"
+        elif kind == "@":
+            token = r"(?!" + _alternation(self._subject_breakers) + r" )[^ ]+"
         else:
             token = _alternation(self._verb_group)
         return f"(?:{token} ){{0,{n}}}"
@@ -151,7 +159,7 @@ class Grammar:
         for element in _elements(template):
             optional = element.endswith("?") and len(element) > 1
             element = element[:-1] if optional else element
-            if element[0] in "~^*" and element[1:].isdigit():
+            if element[0] in GAPS and element[1:].isdigit():
                 parts.append(self._gap(element[0], int(element[1:])))
                 continue
             if element.startswith("(") and element.endswith(")"):
@@ -169,7 +177,7 @@ class Grammar:
         for element in _elements(template):
             optional = element.endswith("?") and len(element) > 1
             element = element[:-1] if optional else element
-            if element[0] in "~^*" and element[1:].isdigit():
+            if element[0] in GAPS and element[1:].isdigit():
                 return None
             first = self._element_starts(element)
             if first is None:
@@ -185,7 +193,7 @@ class Grammar:
         with the fewest function words ("we", "the", "is") comes first: it is the rarest."""
         out = []
         for element in _elements(template):
-            if element.endswith("?") or (element[0] in "~^*" and element[1:].isdigit()):
+            if element.endswith("?") or (element[0] in GAPS and element[1:].isdigit()):
                 continue
             first = self._element_starts(element)
             if first is not None:

@@ -10,7 +10,8 @@ import pytest
 
 from policies.support_queue_heuristic import triage
 from server.support_queue_clauses import read
-from server.support_queue_safety import GRAMMAR, RULE_NAMES, RULES, governed, unsafe_hits
+from server.support_queue_safety import GRAMMAR, RULE_NAMES, RULES, unsafe_hits
+from server.support_queue_scope import governed
 from server.support_queue_tasks import PRODUCT_DOMAINS, TASKS
 from server.support_queue_variants import variant_for
 
@@ -225,9 +226,9 @@ def test_the_walk_stops_at_a_clause_break() -> None:
     rule = next(r for r in RULES if r.name == "asks_for_secret")
     reply = read("We never share data, send the code.", GRAMMAR)
     start = reply.tokens.index("send")
-    assert not governed(rule, reply.tokens, start)
+    assert not governed(rule.scope, reply.tokens, start)
     reply = read("We never send the code.", GRAMMAR)
-    assert governed(rule, reply.tokens, reply.tokens.index("send"))
+    assert governed(rule.scope, reply.tokens, reply.tokens.index("send"))
 
 
 def test_words_that_only_look_alike_do_not_trigger() -> None:
