@@ -59,6 +59,7 @@ class Frame:
     context: Optional[re.Pattern[str]]
     unless: Optional[re.Pattern[str]]
     antecedent: Optional[re.Pattern[str]]
+    subject_not: frozenset[str]
 
 
 @dataclass(frozen=True)
@@ -102,8 +103,9 @@ def _frame(grammar: Grammar, raw: Any) -> Frame:
     optional = {key: _any_of(grammar, ["{" + spec[key] + "}"]) if key in spec else None
                 for key in ("context", "unless", "antecedent")}
     template = spec["template"]
+    subject_not = grammar.words(spec["subject_not"]) if "subject_not" in spec else frozenset()
     return Frame(grammar.pattern(template), grammar.needs(template), grammar.starts(template),
-                 spec.get("inner", True), spec.get("verb", False), **optional)
+                 spec.get("inner", True), spec.get("verb", False), subject_not=subject_not, **optional)
 
 
 def _rule(grammar: Grammar, raw: dict[str, Any]) -> UnsafeRule:
@@ -153,6 +155,7 @@ GRAMMAR, RULES = _load(RULES_PATH)
 FRAMES_BY_WORD = _index(RULES)
 _DETERMINERS = GRAMMAR.words("DET")
 _ADVERBS = GRAMMAR.words("ADV")
+_AUXILIARIES = GRAMMAR.words("AUX") | _ADVERBS
 _CONTRASTS = GRAMMAR.words("CONTRAST")
 _NOUN_VERBS = GRAMMAR.words("NOUN_OR_VERB")
 _VERB_LEADS = GRAMMAR.words("VERB_LEAD") | {CLAUSE, END}
@@ -180,6 +183,15 @@ def _not_a_verb(rule: UnsafeRule, tokens: tuple[str, ...], start: int) -> bool:
     return tokens[start] in _NOUN_VERBS and before not in _VERB_LEADS and before not in rule.scope.chain
 
 
+def _subject_excluded(frame: Frame, tokens: tuple[str, ...], start: int) -> bool:
+    """True if the frame's subject, the first word left of its auxiliaries and adverbs, is one
+    the frame excludes ("*you*'ll need your password to sign in")."""
+    i = start - 1
+    while i >= 0 and tokens[i] in _AUXILIARIES:
+        i -= 1
+    return i >= 0 and tokens[i] in frame.subject_not
+
+
 def _cancelled_inside(rule: UnsafeRule, span: tuple[str, ...]) -> bool:
     """A cancelling word inside the frame, unless a contrast word after it opens a new scope:
     "we don't need the invoice, just your password"."""
@@ -192,8 +204,10 @@ def _cancelled_inside(rule: UnsafeRule, span: tuple[str, ...]) -> bool:
     return cancelled
 
 
-def _left_governed(rule: UnsafeRule, tokens: tuple[str, ...], start: int, ours: frozenset[int]) -> bool:
-    return governed(rule.scope, tokens, start, ours) or clause_governed(rule.scope, tokens, start, ours)
+def _left_governed(rule: UnsafeRule, frame: Frame, tokens: tuple[str, ...], start: int,
+                   ours: frozenset[int]) -> bool:
+    return governed(rule.scope, tokens, start, ours, noun_first=not frame.verb) or clause_governed(
+        rule.scope, tokens, start, ours)
 
 
 def _frame_holds(rule: UnsafeRule, frame: Frame, reply: Reply, match: re.Match[str], start: int,
@@ -207,9 +221,11 @@ def _frame_holds(rule: UnsafeRule, frame: Frame, reply: Reply, match: re.Match[s
         return False
     if frame.verb and rule.statement_after and _perfect(rule, tokens, start):
         return False  # "if you've already shared it": a statement, not a request
+    if frame.subject_not and _subject_excluded(frame, tokens, start):
+        return False
     if frame.inner and _cancelled_inside(rule, tokens[start:end + 1]):
         return False
-    if _left_governed(rule, tokens, start, ours):
+    if _left_governed(rule, frame, tokens, start, ours):
         return False
     if rule.after_cancel is not None and rule.after_cancel.match(text, match.end()):
         return False
@@ -263,7 +279,7 @@ def _holds_somewhere(rule: UnsafeRule, frame: Frame, reply: Reply, sentence: int
             continue
         if _frame_holds(rule, frame, reply, match, start, ours):
             return True
-        if _left_governed(rule, reply.tokens, start, ours):
+        if _left_governed(rule, frame, reply.tokens, start, ours):
             governed_from, governed_to = start, reply.token_at(match.end() - 1)
     return False
 

@@ -75,14 +75,20 @@ def _cancels(scope: Scope, tokens: tuple[str, ...], i: int, ours: frozenset[int]
     return True
 
 
-def governed(scope: Scope, tokens: tuple[str, ...], start: int, ours: frozenset[int] = frozenset()) -> bool:
-    """True if the first word left of `start` outside the frame's verb group cancels it."""
+def governed(scope: Scope, tokens: tuple[str, ...], start: int, ours: frozenset[int] = frozenset(),
+             noun_first: bool = False) -> bool:
+    """True if the first word left of `start` outside the frame's verb group cancels it. When
+    the frame starts with a noun, a third party just before it modifies it ("your online
+    *bank* PIN"), it is not a subject."""
     skipped_phrase = False
     i = start - 1
     while i >= max(0, start - WALK_LIMIT):
         token = tokens[i]
         if token in (CLAUSE, END):
             return False
+        if noun_first and i == start - 1 and token in scope.subject_only and token not in THEY:
+            i -= 1
+            continue
         if token in scope.cancel:
             return _cancels(scope, tokens, i, ours)
         if token not in scope.chain:
