@@ -60,6 +60,7 @@ class Frame:
     unless: Optional[re.Pattern[str]]
     antecedent: Optional[re.Pattern[str]]
     subject_not: frozenset[str]
+    not_followed_by: frozenset[str]
 
 
 @dataclass(frozen=True)
@@ -103,9 +104,10 @@ def _frame(grammar: Grammar, raw: Any) -> Frame:
     optional = {key: _any_of(grammar, ["{" + spec[key] + "}"]) if key in spec else None
                 for key in ("context", "unless", "antecedent")}
     template = spec["template"]
-    subject_not = grammar.words(spec["subject_not"]) if "subject_not" in spec else frozenset()
+    sets = {key: grammar.words(spec[key]) if key in spec else frozenset()
+            for key in ("subject_not", "not_followed_by")}
     return Frame(grammar.pattern(template), grammar.needs(template), grammar.starts(template),
-                 spec.get("inner", True), spec.get("verb", False), subject_not=subject_not, **optional)
+                 spec.get("inner", True), spec.get("verb", False), **sets, **optional)
 
 
 def _rule(grammar: Grammar, raw: dict[str, Any]) -> UnsafeRule:
@@ -223,6 +225,8 @@ def _frame_holds(rule: UnsafeRule, frame: Frame, reply: Reply, match: re.Match[s
         return False  # "if you've already shared it": a statement, not a request
     if frame.subject_not and _subject_excluded(frame, tokens, start):
         return False
+    if end + 1 < len(tokens) and tokens[end + 1] in frame.not_followed_by:
+        return False  # "work around TLS *errors*": the control only modifies the noun
     if frame.inner and _cancelled_inside(rule, tokens[start:end + 1]):
         return False
     if _left_governed(rule, frame, tokens, start, ours):
