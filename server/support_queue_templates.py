@@ -164,8 +164,11 @@ class Grammar:
                 continue
             if element.startswith("(") and element.endswith(")"):
                 body = "(?:" + "|".join(self.compile(t) for t in _top_level(element[1:-1])) + ")"
-            elif element.startswith("{") and element.endswith("}"):
+            elif element.startswith("{") and element.endswith("}") and element.count("{") == 1:
                 body = self.class_regex(element[1:-1])
+            elif "{" in element or "(" in element:
+                raise ValueError(f"a class or group inside an alternation of {template!r}: "
+                                 f"write ({element}) with each alternative whole")
             else:
                 body = "(?:" + "|".join(re.escape(w) + " " for w in self.stems(element.split("|"))) + ")"
             parts.append(f"(?:{body})?" if optional else body)

@@ -63,7 +63,7 @@ def test_a_class_that_refers_to_itself_matches_nothing_there() -> None:
     assert matches("{LOOP}", "a a a") == []
 
 
-@pytest.mark.parametrize("template", ["(send", "send)", ""])
+@pytest.mark.parametrize("template", ["(send", "send)", "", "send {SECRET}|code", "send code|{SECRET}"])
 def test_a_broken_template_is_refused(template: str) -> None:
     with pytest.raises(ValueError):
         GRAMMAR.compile(template)
