@@ -30,10 +30,13 @@ _SENTENCE_MARKS = (". ", "! ", "? ", "; ", "\n")
 _ABBREVIATION = re.compile(r"\b(Inc|Corp|Ltd|Co|Dr|Mr|Mrs|Ms|St|Bros|Jr|Sr)\.(?= )")
 _NAME = re.compile(r"\b[A-Z][\w&-]*(?:\s+(?:[A-Z][\w&-]*|&))*")
 _POSSESSIVE = re.compile(r"(?:'s|\u2019s|(?<=s)['\u2019])(?:\s+(\w+)(?:\s+(\w+))?|\s*[,.;:!?)]|\s*$)")
-_PAYS = re.compile(r"[^.]{0,60}?(?:\b(?:pay|pays|paying|paid|billed|charged)\b[^.]{0,25}?"
+_PAYS = re.compile(r"[^.;]{0,60}?(?:\b(?:pay|pays|paying|paid|billed|charged)\b[^.;]{0,25}?"
                    r"(?:[$\u20ac\u00a3\d]|\b(?:less|more|cheaper|lower|higher|double|half)\b)"
-                   r"|\b(?:got|gets|get|received|receives|renewed|given|offered|negotiated)\b[^.]{0,25}?"
-                   r"(?:[$\u20ac\u00a3]|\d+\s?%|\bpercent\b|\bdiscount))", re.IGNORECASE)
+                   r"|\b(?:got|gets|get|received|receives|renewed|given|offered|negotiated)\b[^.;]{0,25}?"
+                   r"(?:[$\u20ac\u00a3]|\d+\s?%|\bpercent\b|\bdiscount)"
+                   r"|\b(?:is|are|was|were|s)\s+on\s+(?:the\s+)?[$\u20ac\u00a3]"
+                   r"|[$\u20ac\u00a3]\s?\d[\d,]*(?:\.\d+)?\s*(?:a|per|/)\s*(?:month|year|seat|user|mo)\b)",
+                   re.IGNORECASE)
 _WORDS = re.compile(r"[a-z]+")
 _CAPITALISED_END = re.compile(r"\b[A-Z][\w&-]*\s+(?:at|of|from)\s+$")
 _SEPARATOR = re.compile(r"[,:]\s*(?:(?:and|or)\s+)?$")

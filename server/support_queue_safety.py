@@ -137,7 +137,8 @@ def _rule(grammar: Grammar, raw: dict[str, Any]) -> UnsafeRule:
 def _load(path: Path) -> tuple[Grammar, tuple[UnsafeRule, ...]]:
     data = json.loads(path.read_text(encoding="utf-8"))
     grammar = Grammar(data["classes"], data["stem_overrides"], data["merged_terms"],
-                      verb_group="VERB_GROUP", phrase_breakers="PREP", subject_breakers="FINITE")
+                      verb_group="VERB_GROUP", phrase_breakers="PREP",
+                      subject_breakers="FINITE", clause_openers="CLAUSE_OPENER")
     return grammar, tuple(_rule(grammar, r) for r in data["rules"])
 
 

@@ -12,7 +12,10 @@ space-separated sequence of elements, each matching whole tokens:
 - `^N`: up to N tokens inside one noun phrase (no clause mark, no preposition);
 - `*N`: up to N words of a verb group (auxiliaries, modals, adverbs, pronouns);
 - `@N`: up to N tokens of one subject, prepositional phrases included (no clause mark and
-  no finite verb: "a refund *for the full amount* is on its way").
+  no finite verb: "a refund *for the full amount* is on its way");
+- `%N`: up to N tokens of one clause (no clause mark and no word that opens a subordinate
+  clause: "forward it *on to me together with* the password", not "share the error you see
+  *after* entering the code").
 A template compiles to a regular expression over the tokens joined by spaces.
 """
 
@@ -26,7 +29,7 @@ from server.support_queue_text import stem
 
 CLAUSE = ","
 END = "."
-GAPS = "~^*@"
+GAPS = "~^*@%"
 
 
 def _elements(template: str) -> list[str]:
@@ -70,7 +73,7 @@ class Grammar:
 
     def __init__(self, classes: Mapping[str, Sequence[str]], overrides: Mapping[str, Sequence[str]],
                  merged_terms: Sequence[str], verb_group: str, phrase_breakers: str,
-                 subject_breakers: Optional[str] = None) -> None:
+                 subject_breakers: Optional[str] = None, clause_openers: Optional[str] = None) -> None:
         self.classes = classes
         self._override = {raw: token for token, raws in overrides.items() for raw in raws}
         self._regex: dict[str, str] = {}
@@ -79,6 +82,7 @@ class Grammar:
         self._breakers = self.words(phrase_breakers) | {CLAUSE, END}
         self._subject_breakers = (self.words(subject_breakers) if subject_breakers else frozenset()) | {
             CLAUSE, END}
+        self._clause_breakers = (self.words(clause_openers) if clause_openers else frozenset()) | {CLAUSE, END}
         self._function_words = self._verb_group | self._breakers
         by_start: dict[str, list[str]] = {}
         for term in merged_terms:
@@ -149,6 +153,8 @@ class Grammar:
             token = r"(?!" + _alternation(self._breakers) + r" )[^ ]+"
         elif kind == "@":
             token = r"(?!" + _alternation(self._subject_breakers) + r" )[^ ]+"
+        elif kind == "%":
+            token = r"(?!" + _alternation(self._clause_breakers) + r" )[^ ]+"
         else:
             token = _alternation(self._verb_group)
         return f"(?:{token} ){{0,{n}}}"
