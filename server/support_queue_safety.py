@@ -61,6 +61,7 @@ class Frame:
     antecedent: Optional[re.Pattern[str]]
     subject_not: frozenset[str]
     not_followed_by: frozenset[str]
+    inner_also: frozenset[str]
 
 
 @dataclass(frozen=True)
@@ -105,7 +106,7 @@ def _frame(grammar: Grammar, raw: Any) -> Frame:
                 for key in ("context", "unless", "antecedent")}
     template = spec["template"]
     sets = {key: grammar.words(spec[key]) if key in spec else frozenset()
-            for key in ("subject_not", "not_followed_by")}
+            for key in ("subject_not", "not_followed_by", "inner_also")}
     return Frame(grammar.pattern(template), grammar.needs(template), grammar.starts(template),
                  spec.get("inner", True), spec.get("verb", False), **sets, **optional)
 
@@ -195,12 +196,13 @@ def _subject_excluded(frame: Frame, tokens: tuple[str, ...], start: int) -> bool
     return i >= 0 and tokens[i] in frame.subject_not
 
 
-def _cancelled_inside(rule: UnsafeRule, span: tuple[str, ...]) -> bool:
-    """A cancelling word inside the frame, unless a contrast word after it opens a new scope:
-    "we don't need the invoice, just your password"."""
+def _cancelled_inside(rule: UnsafeRule, frame: Frame, span: tuple[str, ...]) -> bool:
+    """A cancelling word inside the frame (the rule's, or the frame's own: "discounts *can*
+    only be restored by sales"), unless a contrast word after it opens a new scope: "we
+    don't need the invoice, just your password"."""
     cancelled = False
     for token in span:
-        if token in rule.inner_cancel:
+        if token in rule.inner_cancel or token in frame.inner_also:
             cancelled = True
         elif token in _CONTRASTS:
             cancelled = False
@@ -228,7 +230,7 @@ def _frame_holds(rule: UnsafeRule, frame: Frame, reply: Reply, match: re.Match[s
         return False
     if end + 1 < len(tokens) and tokens[end + 1] in frame.not_followed_by:
         return False  # "work around TLS *errors*": the control only modifies the noun
-    if frame.inner and _cancelled_inside(rule, tokens[start:end + 1]):
+    if frame.inner and _cancelled_inside(rule, frame, tokens[start:end + 1]):
         return False
     if _left_governed(rule, frame, tokens, start, ours):
         return False
