@@ -78,12 +78,12 @@ class NamedOthers:
             return frozenset(w for w in grammar.classes[name] if w.replace(" ", "").isalpha())
 
         self._grammar = grammar
-        self._common = frozenset(STOP_WORDS) | frozenset(
-            w for entries in grammar.classes.values() for e in entries for w in _WORDS.findall(e))
+        self._suffixes = written("ORG_SUFFIX")
+        self._common = (frozenset(STOP_WORDS) | frozenset(
+            w for entries in grammar.classes.values() for e in entries for w in _WORDS.findall(e)))
         self._not_names = written("NOT_A_NAME")
         self._affected, self._person_at, self._org = (
             written("AFFECTED"), written("PERSON_AT"), written("ORG"))
-        self._suffixes = written("ORG_SUFFIX")
         self._business = written("BUSINESS_VERB")
         self._quantifiers = written("OTHERS_QUANTIFIER")
         self._own_roles = written("OWN_ROLE")
