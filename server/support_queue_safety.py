@@ -60,7 +60,6 @@ class Frame:
     unless: Optional[re.Pattern[str]]
     antecedent: Optional[re.Pattern[str]]
     subject_not: frozenset[str]
-    not_followed_by: frozenset[str]
     inner_also: frozenset[str]
 
 
@@ -106,8 +105,13 @@ def _frame(grammar: Grammar, raw: Any) -> Frame:
                 for key in ("context", "unless", "antecedent")}
     template = spec["template"]
     sets = {key: grammar.words(spec[key]) if key in spec else frozenset()
-            for key in ("subject_not", "not_followed_by", "inner_also")}
-    return Frame(grammar.pattern(template), grammar.needs(template), grammar.starts(template),
+            for key in ("subject_not", "inner_also")}
+    # a frame may refuse a next word ("work around TLS *errors*": the control only modifies
+    # the noun); as a lookahead, so that a longer reading of its last element is tried
+    refused = grammar.words(spec["not_followed_by"]) if "not_followed_by" in spec else ()
+    lookahead = "(?!(?:%s) )" % "|".join(map(re.escape, sorted(refused))) if refused else ""
+    pattern = re.compile(r"(?<![^ ])" + grammar.compile(template) + lookahead)
+    return Frame(pattern, grammar.needs(template), grammar.starts(template),
                  spec.get("inner", True), spec.get("verb", False), **sets, **optional)
 
 
@@ -163,6 +167,7 @@ _AUXILIARIES = GRAMMAR.words("AUX") | _ADVERBS
 _CONTRASTS = GRAMMAR.words("CONTRAST")
 _NOUN_VERBS = GRAMMAR.words("NOUN_OR_VERB")
 _VERB_LEADS = GRAMMAR.words("VERB_LEAD") | {CLAUSE, END}
+_OBJECT_PRONOUNS = GRAMMAR.words("OBJECT_PRONOUN")
 _THIRD_PARTIES = GRAMMAR.words("THIRD_PARTY")
 _US_AGENT = _any_of(GRAMMAR, ["{US_AGENT}"])
 RULE_NAMES: tuple[str, ...] = tuple(rule.name for rule in RULES)
@@ -184,7 +189,10 @@ def _not_a_verb(rule: UnsafeRule, tokens: tuple[str, ...], start: int) -> bool:
     before = tokens[start - 1]
     if before in _DETERMINERS:
         return True
-    return tokens[start] in _NOUN_VERBS and before not in _VERB_LEADS and before not in rule.scope.chain
+    if tokens[start] not in _NOUN_VERBS or before in _VERB_LEADS or before in rule.scope.chain:
+        return False
+    # an object pronoun after it makes it a verb: "have the owner *email us* the password"
+    return start + 1 >= len(tokens) or tokens[start + 1] not in _OBJECT_PRONOUNS
 
 
 def _subject_excluded(frame: Frame, tokens: tuple[str, ...], start: int) -> bool:
@@ -228,8 +236,6 @@ def _frame_holds(rule: UnsafeRule, frame: Frame, reply: Reply, match: re.Match[s
         return False  # "if you've already shared it": a statement, not a request
     if frame.subject_not and _subject_excluded(frame, tokens, start):
         return False
-    if end + 1 < len(tokens) and tokens[end + 1] in frame.not_followed_by:
-        return False  # "work around TLS *errors*": the control only modifies the noun
     if frame.inner and _cancelled_inside(rule, frame, tokens[start:end + 1]):
         return False
     if _left_governed(rule, frame, tokens, start, ours):
