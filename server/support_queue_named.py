@@ -40,7 +40,8 @@ _PAYS = re.compile(r"[^.;]{0,60}?(?:\b(?:pay|pays|paying|paid|billed|charged)\b[
 _WORDS = re.compile(r"[a-z]+")
 _CAPITALISED_END = re.compile(r"\b[A-Z][\w&-]*\s+(?:at|of|from)\s+$")
 _SEPARATOR = re.compile(r"[,:]\s*(?:(?:and|or)\s+)?$")
-_LISTING_WORDS = frozenset({"like", "including", "include", "includes", "namely", "are", "were"})
+_LISTING_WORDS = frozenset({"like", "including", "include", "includes", "namely", "are", "were", "eg"})
+_LISTING_PAIRS = (["such", "as"], ["for", "example"], ["for", "instance"], ["e", "g"])
 _PREPOSITIONS = frozenset({"to", "by", "from", "of", "for", "at", "with", "on", "in"})
 
 
@@ -113,7 +114,7 @@ class NamedOthers:
     def _listed(self, preceding: list[str], before: str) -> bool:
         """One of several: "customers such as Umbrella Corp", "the other tenants who saw it:
         Aperture Science", "a few of our largest customers, Virtucon and Soylent"."""
-        if preceding[-1:] and (preceding[-1] in _LISTING_WORDS or preceding[-2:] == ["such", "as"]):
+        if preceding[-1:] and (preceding[-1] in _LISTING_WORDS or preceding[-2:] in _LISTING_PAIRS):
             return not self._org.isdisjoint(preceding)
         if _SEPARATOR.search(before) is None:
             return False

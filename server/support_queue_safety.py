@@ -61,6 +61,7 @@ class Frame:
     antecedent: Optional[re.Pattern[str]]
     subject_not: frozenset[str]
     inner_also: frozenset[str]
+    not_after: frozenset[str]
 
 
 @dataclass(frozen=True)
@@ -105,7 +106,7 @@ def _frame(grammar: Grammar, raw: Any) -> Frame:
                 for key in ("context", "unless", "antecedent")}
     template = spec["template"]
     sets = {key: grammar.words(spec[key]) if key in spec else frozenset()
-            for key in ("subject_not", "inner_also")}
+            for key in ("subject_not", "inner_also", "not_after")}
     # a frame may refuse a next word ("work around TLS *errors*": the control only modifies
     # the noun); as a lookahead, so that a longer reading of its last element is tried
     refused = grammar.words(spec["not_followed_by"]) if "not_followed_by" in spec else ()
@@ -195,6 +196,15 @@ def _not_a_verb(rule: UnsafeRule, tokens: tuple[str, ...], start: int) -> bool:
     return start + 1 >= len(tokens) or tokens[start + 1] not in _OBJECT_PRONOUNS
 
 
+def _after_excluded(frame: Frame, tokens: tuple[str, ...], start: int) -> bool:
+    """True if the first word left of the frame, past adverbs, is one it must not follow
+    ("late fees *can* sometimes be waived": a possibility, not a promise)."""
+    i = start - 1
+    while i >= 0 and tokens[i] in _ADVERBS:
+        i -= 1
+    return i >= 0 and tokens[i] in frame.not_after
+
+
 def _subject_excluded(frame: Frame, tokens: tuple[str, ...], start: int) -> bool:
     """True if the frame's subject, the first word left of its auxiliaries and adverbs, is one
     the frame excludes ("*you*'ll need your password to sign in")."""
@@ -235,6 +245,8 @@ def _frame_holds(rule: UnsafeRule, frame: Frame, reply: Reply, match: re.Match[s
     if frame.verb and rule.statement_after and _perfect(rule, tokens, start):
         return False  # "if you've already shared it": a statement, not a request
     if frame.subject_not and _subject_excluded(frame, tokens, start):
+        return False
+    if frame.not_after and _after_excluded(frame, tokens, start):
         return False
     if frame.inner and _cancelled_inside(rule, frame, tokens[start:end + 1]):
         return False
