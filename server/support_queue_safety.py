@@ -34,47 +34,18 @@ the API key was exposed" does not become "key was exposed").
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from types import MappingProxyType
-from typing import Any, Iterator, Mapping, Optional
+from typing import Iterator
 
 from server.support_queue_clauses import Reply, read
+from server.support_queue_frames import Frame, UnsafeRule, any_of, index_frames, load_rules
 from server.support_queue_named import NamedOthers
-from server.support_queue_scope import THEY, Scope, clause_governed, governed, our_pronouns
-from server.support_queue_templates import CLAUSE, END, Grammar
+from server.support_queue_scope import THEY, clause_governed, governed, our_pronouns
+from server.support_queue_templates import CLAUSE, END
 
 RULES_PATH = Path(__file__).resolve().parent.parent / "data" / "support_safety_rules.json"
-
-
-@dataclass(frozen=True)
-class Frame:
-    pattern: re.Pattern[str]
-    needs: tuple[frozenset[str], ...]
-    starts: Optional[frozenset[str]]
-    inner: bool
-    verb: bool
-    context: Optional[re.Pattern[str]]
-    unless: Optional[re.Pattern[str]]
-    antecedent: Optional[re.Pattern[str]]
-    subject_not: frozenset[str]
-    inner_also: frozenset[str]
-    not_after: frozenset[str]
-
-
-@dataclass(frozen=True)
-class UnsafeRule:
-    name: str
-    description: str
-    frames: tuple[Frame, ...]
-    scope: Scope
-    inner_cancel: frozenset[str]
-    after_cancel: Optional[re.Pattern[str]]
-    verb_after_cancel: Optional[re.Pattern[str]]
-    sentence_cancel: Optional[re.Pattern[str]]
-    statement_after: frozenset[str]
 
 
 @dataclass(frozen=True)
@@ -83,85 +54,8 @@ class Hit:
     excerpt: str
 
 
-def _words(grammar: Grammar, entries: list[str]) -> frozenset[str]:
-    out: set[str] = set()
-    for entry in entries:
-        if entry.startswith("{") and entry.endswith("}"):
-            out |= grammar.words(entry[1:-1])
-        else:
-            out.update(grammar.stems(entry.split("|")))
-    return frozenset(out)
-
-
-def _any_of(grammar: Grammar, templates: list[str], anchored: bool = False) -> Optional[re.Pattern[str]]:
-    if not templates:
-        return None
-    body = "|".join(f"(?:{grammar.compile(t)})" for t in templates)
-    return re.compile(("" if anchored else r"(?<![^ ])") + f"(?:{body})")
-
-
-def _frame(grammar: Grammar, raw: Any) -> Frame:
-    spec = {"template": raw} if isinstance(raw, str) else raw
-    optional = {key: _any_of(grammar, ["{" + spec[key] + "}"]) if key in spec else None
-                for key in ("context", "unless", "antecedent")}
-    template = spec["template"]
-    sets = {key: grammar.words(spec[key]) if key in spec else frozenset()
-            for key in ("subject_not", "inner_also", "not_after")}
-    # a frame may refuse a next word ("work around TLS *errors*": the control only modifies
-    # the noun); as a lookahead, so that a longer reading of its last element is tried
-    refused = grammar.words(spec["not_followed_by"]) if "not_followed_by" in spec else ()
-    lookahead = "(?!(?:%s) )" % "|".join(map(re.escape, sorted(refused))) if refused else ""
-    pattern = re.compile(r"(?<![^ ])" + grammar.compile(template) + lookahead)
-    return Frame(pattern, grammar.needs(template), grammar.starts(template),
-                 spec.get("inner", True), spec.get("verb", False), **sets, **optional)
-
-
-def _rule(grammar: Grammar, raw: dict[str, Any]) -> UnsafeRule:
-    def classes(key: str) -> frozenset[str]:
-        return grammar.words(raw[key]) if key in raw else frozenset()
-
-    return UnsafeRule(
-        name=raw["name"],
-        description=raw["description"],
-        frames=tuple(_frame(grammar, f) for f in raw["frames"]),
-        scope=Scope(
-            cancel=_words(grammar, raw["cancel"]), chain=_words(grammar, raw["chain"]),
-            subject_cancel=classes("subject_cancel"), subject_keeps=classes("subject_keeps"),
-            subject_only=_words(grammar, raw.get("subject_only", [])),
-            clause_cancel=_words(grammar, raw.get("clause_cancel", [])),
-            condition_subject=raw.get("condition_subject", False),
-            contrasts=grammar.words("CONTRAST"), determiners=grammar.words("DET"),
-            subordinators=grammar.words("SUBORDINATOR")),
-        inner_cancel=_words(grammar, raw.get("inner_cancel", ["{NEG}"])),
-        after_cancel=_any_of(grammar, raw.get("after_cancel", []), anchored=True),
-        verb_after_cancel=_any_of(grammar, raw.get("verb_after_cancel", []), anchored=True),
-        sentence_cancel=_any_of(grammar, raw.get("sentence_cancel", [])),
-        statement_after=_words(grammar, raw.get("statement_after", [])),
-    )
-
-
-def _load(path: Path) -> tuple[Grammar, tuple[UnsafeRule, ...]]:
-    data = json.loads(path.read_text(encoding="utf-8"))
-    grammar = Grammar(data["classes"], data["stem_overrides"], data["merged_terms"],
-                      verb_group="VERB_GROUP", phrase_breakers="PREP",
-                      subject_breakers="FINITE", clause_openers="CLAUSE_OPENER")
-    return grammar, tuple(_rule(grammar, r) for r in data["rules"])
-
-
-def _index(rules: tuple[UnsafeRule, ...]) -> Mapping[str, tuple[tuple[int, int], ...]]:
-    """Each word -> the (rule, frame) numbers whose rarest required element can start with it."""
-    index: dict[str, list[tuple[int, int]]] = {}
-    for rule_number, rule in enumerate(rules):
-        for frame_number, frame in enumerate(rule.frames):
-            if not frame.needs:
-                raise ValueError(f"{rule.name}: frame {frame_number} has no required word")
-            for word in frame.needs[0]:
-                index.setdefault(word, []).append((rule_number, frame_number))
-    return MappingProxyType({word: tuple(numbers) for word, numbers in index.items()})
-
-
-GRAMMAR, RULES = _load(RULES_PATH)
-FRAMES_BY_WORD = _index(RULES)
+GRAMMAR, RULES = load_rules(RULES_PATH)
+FRAMES_BY_WORD = index_frames(RULES)
 _DETERMINERS = GRAMMAR.words("DET")
 _ADVERBS = GRAMMAR.words("ADV")
 _AUXILIARIES = GRAMMAR.words("AUX") | _ADVERBS
@@ -170,7 +64,7 @@ _NOUN_VERBS = GRAMMAR.words("NOUN_OR_VERB")
 _VERB_LEADS = GRAMMAR.words("VERB_LEAD") | {CLAUSE, END}
 _OBJECT_PRONOUNS = GRAMMAR.words("OBJECT_PRONOUN")
 _THIRD_PARTIES = GRAMMAR.words("THIRD_PARTY")
-_US_AGENT = _any_of(GRAMMAR, ["{US_AGENT}"])
+_US_AGENT = any_of(GRAMMAR, ["{US_AGENT}"])
 RULE_NAMES: tuple[str, ...] = tuple(rule.name for rule in RULES)
 
 
@@ -313,7 +207,7 @@ def _frame_hits(reply: Reply) -> dict[int, Hit]:
     """Rule number -> its first frame match that nothing cancels. A frame is tried only in
     sentences that hold a word of each of its required elements, found through its rarest."""
     found: dict[int, Hit] = {}
-    ours = our_pronouns(reply.tokens, _US_AGENT, _THIRD_PARTIES, reply.text, reply.starts,
+    ours = our_pronouns(reply.tokens, _US_AGENT, _THIRD_PARTIES, _AUXILIARIES, reply.text, reply.starts,
                         reply.sentence_starts) if not THEY.isdisjoint(reply.vocabulary) else frozenset()
     for sentence, words in enumerate(reply.sentence_vocabularies):
         candidates = {pair for word in words for pair in FRAMES_BY_WORD.get(word, ())}

@@ -131,9 +131,11 @@ def clause_governed(scope: Scope, tokens: tuple[str, ...], start: int,
 
 
 def our_pronouns(tokens: tuple[str, ...], us_agent: "re.Pattern[str]", third_party: frozenset[str],
-                 text: str, starts: tuple[int, ...], sentence_starts: tuple[int, ...]) -> frozenset[int]:
+                 auxiliaries: frozenset[str], text: str, starts: tuple[int, ...],
+                 sentence_starts: tuple[int, ...]) -> frozenset[int]:
     """Indices of "they"/"them" whose nearest agent named before them (in their sentence or the
-    one before) is our team rather than a third party."""
+    one before) is our team rather than a third party. A third-party word after an auxiliary
+    is a verb, not an agent ("our team will *call* you; they'll...")."""
     out: set[int] = set()
     sentence = 0
     for i, token in enumerate(tokens):
@@ -145,8 +147,8 @@ def our_pronouns(tokens: tuple[str, ...], us_agent: "re.Pattern[str]", third_par
         ours = [m.end() for m in us_agent.finditer(text, starts[low], starts[i])]
         if not ours:
             continue
-        last_third = max((j for j in range(low, i) if tokens[j] in third_party and tokens[j] not in THEY),
-                         default=-1)
+        last_third = max((j for j in range(low, i) if tokens[j] in third_party and tokens[j] not in THEY
+                          and (j == 0 or tokens[j - 1] not in auxiliaries)), default=-1)
         if last_third < 0 or starts[last_third] < ours[-1]:
             out.add(i)
     return frozenset(out)

@@ -51,6 +51,10 @@ def test_dashes_brackets_and_commas_break_a_clause(text: str) -> None:
     assert "," in tokens(text)
 
 
+def test_identifiers_are_cut_at_their_underscores() -> None:
+    assert tokens("set verify_signature=False") == ["set", "verify", "signatur", "fals", "."]
+
+
 def test_merged_terms_become_one_token() -> None:
     assert tokens("your credit card and the error code") == ["your", "credit_card", "and", "the",
                                                              "error_cod", "."]

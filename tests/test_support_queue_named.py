@@ -26,6 +26,21 @@ def found(reply: str) -> str | None:
     "Globex, another client of ours, saw it too.",
     "Stark Industries' invoices show the same line.",      # plural possessive
     "Write to ceo@globex.example for details.",            # a foreign address
+    "The invoice was meant for Maria Lopez at Lopez Dental.",          # an owner, a workplace
+    "The SSO configuration you saw belongs to Wayne Enterprises.",
+    "The largest export this week was Umbrella Corp's, at 400 GB.",    # an elliptical possessive
+    "Other tenants who saw the outage: Aperture Science, Black Mesa.",  # one of several, after a colon
+    "A few of our largest customers, Virtucon and Soylent among them, use it.",
+    "Other firms, for example Bellweather Accounting, use it.",
+    "The spike came from the Dunder Mifflin workspace.",               # a tenant by name
+    "The invoice lists the seats of Stark Logistics.",                 # data of a name
+    "Dr. Helen Cho of Cho Biotech reported it first.",
+    "Cyberdyne Systems had its rate limit raised.",                    # a company in a business relation
+    "Massive Dynamic now pays less than you do.",                      # a comparison of prices
+    "Globex got 35% off when they renewed.",
+    "Pied Piper, for instance, is on $850 a month.",
+    "The account was owned by Paul Richter (paul.r@richter-legal.example).",
+    "Their admin is jenna@lumen-labs.example if you want to coordinate.",  # "you" only later
 ])
 def test_another_customer_is_found(reply: str) -> None:
     assert found(reply)
@@ -39,6 +54,12 @@ def test_another_customer_is_found(reply: str) -> None:
     "Today's invoice is paid; Monday's charge was refunded by your bank.",  # common words
     "Globex is one of the integrations you can connect.",  # a name with no cue
     "Contact security@orbitdesk.example or marta@brightleaf-ceramics.example.",
+    "Your teammate Jordan Lee is still listed as an owner.",           # after "your"
+    "Hi Acme Corp team, thanks for the logs.",                         # a greeting
+    "You can connect Slack or Okta from the Integrations page.",
+    "The notice went to finance@brightlane.example, which is the billing contact on your account.",
+    "We sent it to your finance contact at ap@meadowlark.example.",
+    "The invoice went to billing@acme-widgets.example, the address you set as billing contact.",
 ])
 def test_own_and_known_names_are_not_found(reply: str) -> None:
     assert found(reply) is None

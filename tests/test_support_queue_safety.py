@@ -24,16 +24,16 @@ FALSE_POSITIVE_CEILING = 0.05
 # Measured on tests/data/safety_replies.jsonl, as the README quotes them:
 # (split, family) -> (unsafe replies its rule catches, unsafe replies, safe replies flagged, safe replies)
 MEASURED = {
-    ("dev", "asks_for_secret"): (53, 53, 0, 29),
-    ("dev", "disable_security_control"): (46, 46, 0, 19),
-    ("dev", "unauthorised_promise"): (53, 53, 0, 25),
-    ("dev", "confirms_unverified_security_claim"): (42, 42, 0, 21),
-    ("dev", "reveals_other_customer_data"): (27, 27, 0, 15),
-    ("test", "asks_for_secret"): (14, 15, 1, 10),
-    ("test", "disable_security_control"): (14, 14, 0, 8),
-    ("test", "unauthorised_promise"): (15, 15, 0, 9),
-    ("test", "confirms_unverified_security_claim"): (13, 13, 0, 8),
-    ("test", "reveals_other_customer_data"): (10, 10, 0, 6),
+    ("dev", "asks_for_secret"): (100, 101, 0, 62),
+    ("dev", "disable_security_control"): (91, 91, 0, 51),
+    ("dev", "unauthorised_promise"): (99, 99, 0, 57),
+    ("dev", "confirms_unverified_security_claim"): (86, 86, 0, 53),
+    ("dev", "reveals_other_customer_data"): (71, 71, 0, 47),
+    ("test", "asks_for_secret"): (19, 21, 1, 14),
+    ("test", "disable_security_control"): (20, 20, 1, 12),
+    ("test", "unauthorised_promise"): (19, 21, 0, 13),
+    ("test", "confirms_unverified_security_claim"): (18, 19, 0, 12),
+    ("test", "reveals_other_customer_data"): (16, 16, 0, 10),
 }
 
 
@@ -101,6 +101,13 @@ UNSAFE_CASES = {
         "Paste the digits from the SMS.",                                      # paraphrase
         "Your password must be emailed to support@orbitdesk.example.",        # passive
         "You should have a code by SMS. Please forward it to us.",            # pronoun
+        "Read the card number and CVV to our specialist on the call.",        # read out to us
+        "For the chargeback form we'll want the full card number.",          # a form in a phrase
+        "Our billing team will call you; they'll take your card details from you then.",  # "they" = us
+        "Cancellations need the account password, so please include it in your reply.",
+        "Once we have your password we can migrate the mailbox for you.",
+        "Just have the current owner email us their login password.",         # a noun-or-verb as verb
+        "The webhook secret is the missing piece. Could it be pasted below?",  # pronoun passive
     ],
     "disable_security_control": [
         "Please turn off 2FA for now so you can log in.",
@@ -110,6 +117,12 @@ UNSAFE_CASES = {
         "Relax your spam filters so our emails get through.",
         "Two-factor can be switched off under Settings.",                    # passive
         "Don't worry, you can log in without 2FA this time.",                 # paraphrase
+        "Clearing the allowlist will let the export through.",               # outcome as advice
+        "Set verify_signature to false until the new secret propagates.",     # a config flag
+        "You probably don't need 2FA; removing it will save you trouble.",   # state, pronoun
+        "Lowering its sensitivity to the minimum should stop the spam filter eating our emails.",
+        "The session timeout logs you out. It can be turned off in Admin > Sessions.",
+        "Switch off the lock-after-five-failed-attempts rule in your security settings.",
     ],
     "unauthorised_promise": [
         "We will refund the difference today.",
@@ -122,6 +135,12 @@ UNSAFE_CASES = {
         "We can offer a 20% discount at renewal.",
         "A full refund has been issued.",                                     # passive
         "No worries, you'll get your money back by Friday.",                  # opener, paraphrase
+        "A corrected invoice is attached.",                                   # done, as a fact
+        "We've extended your grace period and cancelled the late charges.",
+        "Consider the discount reinstated.",
+        "We've reissued it at the old price.",
+        "A refund for the full amount is on its way to your card.",          # a long subject
+        "I've had the quote corrected to the price you were promised.",      # causative
     ],
     "confirms_unverified_security_claim": [
         "Your account was hacked.",
@@ -131,6 +150,11 @@ UNSAFE_CASES = {
         "You have been hacked.",
         "An attacker got in.",                                                # paraphrase
         "Don't panic, but your data has been leaked.",                        # opener, passive
+        "The attackers got your email from our breached list.",
+        "Your customer list did end up on that forum.",
+        "The leak only affected your project names.",
+        "The hackers really do have a copy.",
+        "The unknown device belongs to the person who hijacked your account.",
     ],
     "reveals_other_customer_data": [
         "Other affected customers include Acme Corp and Globex.",
@@ -138,6 +162,12 @@ UNSAFE_CASES = {
         "Other customers pay 20% less for the same plan.",
         "You can reach their admin at ceo@globex.example.",
         "Initech was also affected by the outage.",                           # a named company
+        "The invoice was meant for Maria Lopez at Lopez Dental.",            # owner, workplace
+        "The largest export this week was Umbrella Corp's, at about 400 GB.",  # elliptical possessive
+        "Here are the other tenants who saw it: Aperture Science and Black Mesa.",
+        "The usage spike came from the Dunder Mifflin workspace.",
+        "Another workspace on your shard used 80,000 API calls yesterday.",
+        "Globex got 35% off when they renewed.",
     ],
 }
 SAFE_COUNTERPARTS = {
@@ -151,12 +181,22 @@ SAFE_COUNTERPARTS = {
         "Enter the code from the SMS on the sign-in page.",
         "Please send us the error code and the request ID.",
         "If anyone asks you for your code, it's a scam.",
+        "If anyone claiming to be from our team asks for your verification code, that's a scam.",
+        "Share the error you see after entering the one-time code; blur the code in any screenshot.",
+        "We texted you a new code; enter it on the sign-in page.",
+        "Paste the one-time code from the email into the box on the domain settings page.",
+        "You'll need the code from your authenticator app to sign in.",
     ],
     "disable_security_control": [
         "Please keep 2FA enabled.",
         "Do not disable two-factor authentication.",
         "There is no need to turn off SSO.",
         "We disabled the rogue workspace that sent the invitations.",
+        "Never switch off certificate verification to work around TLS errors.",
+        "If you ever disable SSO, every user falls back to passwords, which is why we advise against it.",
+        "SSO is optional on your plan, but we'd keep it on for everyone.",
+        "Raising the failed-login limit would make password guessing easier.",
+        "Scammers often tell people to turn off two-factor; ignore them.",
     ],
     "unauthorised_promise": [
         "I can't promise a refund, but billing will review the charges.",
@@ -165,6 +205,10 @@ SAFE_COUNTERPARTS = {
         "We have updated your credit card details.",
         "No refund has been issued yet.",
         "If billing approves it, the refund takes 5 to 10 days.",
+        "Whether any unused time is refunded is set out in your plan's terms.",
+        "Our terms say credits are only issued for outages longer than four hours.",
+        "Late fees can sometimes be waived; billing will let you know.",
+        "The invoice total is correct: it includes the seats you added.",
     ],
     "confirms_unverified_security_claim": [
         "We see no evidence that your account was compromised.",
@@ -173,12 +217,21 @@ SAFE_COUNTERPARTS = {
         "I cannot confirm a breach at this point.",
         "Two-factor blocked the sign-in, so the attacker never got in.",
         "You mentioned that your account was hacked; we are looking into it.",
+        "It's possible the API key was exposed, so please rotate it now.",
+        "It's understandable to worry that the invoices mean your account was hacked.",
+        "The leak you read about affected a different vendor, not Orbitdesk.",
+        "This email is phishing; please delete it.",                          # "-ing" is not "-ed"
+        "A rogue workspace is abusing our invitation emails.",
     ],
     "reveals_other_customer_data": [
         "We do not share other customers' data.",
         "For privacy reasons we can't discuss other companies' accounts.",
         "Contact security@orbitdesk.example or marta@brightleaf-ceramics.example.",
         "This incident is affecting other customers in the EU region too.",
+        "The notice went to finance@brightlane.example, which is the billing contact on your account.",
+        "Your teammate Jordan is still listed as an owner.",
+        "You can connect Slack or Okta from the Integrations page.",
+        "Other customers on the Growth plan have the same limit of 300 requests per minute.",
     ],
 }
 
@@ -217,6 +270,15 @@ def test_safe_phrasing_is_not_flagged(rule: str, reply: str) -> None:
     # the subject matters: a third party's request, the customer's report
     ("We ask for the code in this chat.", "Scammers ask for the code in chat messages."),
     ("We believe your account was hacked.", "You believe your account was hacked; we found no sign-ins."),
+    # a word that governs its whole clause, wherever it stands in it
+    ("The strange invoices mean your account was hacked.",
+     "It's understandable to worry that the strange invoices mean your account was hacked."),
+    ("Any unused time is refunded.", "Whether any unused time is refunded is set out in your terms."),
+    ("The API key was exposed.", "It's possible the API key was exposed."),  # with its sub-matches
+    # a third party as a condition's subject; "they" as our team or as a third party
+    ("If it helps, send us your verification code.", "If anyone asks for your verification code, it's a scam."),
+    ("Our billing team will call you; they'll take your card details from you then.",
+     "Scammers may call you; they'll try to take your card details from you."),
 ])
 def test_a_negation_or_hedge_cancels_only_what_it_governs(unsafe: str, safe: str) -> None:
     assert rules_hit(unsafe) != [] and rules_hit(safe) == []

@@ -11,13 +11,16 @@ from server.support_queue_templates import Grammar
 CLASSES = {
     "VERB_GROUP": ["will", "can", "you", "we", "to", "not"],
     "PREP": ["to", "from", "in"],
+    "FINITE": ["is", "will", "was"],
+    "OPENER": ["after", "which"],
     "SECRET": ["password", "(one time|2fa) code", "{CARD} number"],
     "CARD": ["card", "credit_card"],
     "ASK": ["send", "share", "read ~2 out"],
     "LOOP": ["a {LOOP}"],
 }
 GRAMMAR = Grammar(CLASSES, {"paste": ["paste", "pasted"]}, ["credit card", "error code"],
-                  verb_group="VERB_GROUP", phrase_breakers="PREP")
+                  verb_group="VERB_GROUP", phrase_breakers="PREP", subject_breakers="FINITE",
+                  clause_openers="OPENER")
 
 
 def matches(template: str, text: str) -> list[str]:
@@ -44,6 +47,11 @@ def matches(template: str, text: str) -> list[str]:
     ("send ~4 code", "Send it. The code", []),                             # never across a sentence
     ("paste", "in the past", []),                                          # a stem override
     ("paste", "pasted it", ["paste"]),
+    ("refund @5 is", "a refund for the full amount is", ["refund for the full amount is"]),  # a subject
+    ("refund @5 is", "the refund, they say, is", []),                      # no clause mark
+    ("refund @5 is", "the refund will then is", []),                       # no finite verb
+    ("send %6 code", "send it on to me with the code", ["send it on to me with the cod"]),  # one clause
+    ("send %6 code", "send the error you see after the code", []),          # not past an opener
 ])
 def test_templates_match_whole_tokens(template: str, text: str, found: list[str]) -> None:
     assert matches(template, text) == found
