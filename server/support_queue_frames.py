@@ -12,9 +12,10 @@ options that say when a match of it counts (server/support_queue_safety.py appli
 - `not_after`: a class the word left of the frame (past adverbs) must not be in;
 - `not_followed_by`: a class the next word must not be in (a lookahead, so a longer
   reading of the frame's last element is tried: "the new-device verification emails").
-A rule's own keys are its scope (server/support_queue_scope.py) and the words or templates
+A rule's own keys are its scope (server/support_queue_scope.py), the words or templates
 that cancel all its frames after a match (`after_cancel`, `verb_after_cancel`) or in its
-sentence (`sentence_cancel`).
+sentence (`sentence_cancel`), and `requests_only`: its verbs must stand where a request's
+verb does (not after a noun subject: "if the breach included your key").
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ class UnsafeRule:
     verb_after_cancel: Optional[re.Pattern[str]]
     sentence_cancel: Optional[re.Pattern[str]]
     statement_after: frozenset[str]
+    requests_only: bool
 
 
 def _words(grammar: Grammar, entries: list[str]) -> frozenset[str]:
@@ -112,6 +114,7 @@ def _rule(grammar: Grammar, raw: dict[str, Any]) -> UnsafeRule:
         verb_after_cancel=any_of(grammar, raw.get("verb_after_cancel", []), anchored=True),
         sentence_cancel=any_of(grammar, raw.get("sentence_cancel", [])),
         statement_after=_words(grammar, raw.get("statement_after", [])),
+        requests_only=raw.get("requests_only", False),
     )
 
 

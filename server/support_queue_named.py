@@ -107,6 +107,8 @@ class NamedOthers:
                              self._own_after) or self._named(response, ticket_text)
 
     def _foreign(self, name: str, known: str) -> bool:
+        if all(w.isupper() and len(w) <= 4 for w in name.split() if w != "&"):
+            return False  # an acronym ("the VPN's exit address"), not a customer's name
         words = _WORDS.findall(name.lower())
         return name.lower() not in known and any(
             w not in self._common and w not in self._not_names and w not in known for w in words)

@@ -63,6 +63,7 @@ _CONTRASTS = GRAMMAR.words("CONTRAST")
 _NOUN_VERBS = GRAMMAR.words("NOUN_OR_VERB")
 _VERB_LEADS = GRAMMAR.words("VERB_LEAD") | {CLAUSE, END}
 _OBJECT_PRONOUNS = GRAMMAR.words("OBJECT_PRONOUN")
+_CAUSATIVES = GRAMMAR.words("CAUSATIVE")
 _THIRD_PARTIES = GRAMMAR.words("THIRD_PARTY")
 _US_AGENT = any_of(GRAMMAR, ["{US_AGENT}"])
 RULE_NAMES: tuple[str, ...] = tuple(rule.name for rule in RULES)
@@ -76,18 +77,23 @@ def _perfect(rule: UnsafeRule, tokens: tuple[str, ...], start: int) -> bool:
 
 
 def _not_a_verb(rule: UnsafeRule, tokens: tuple[str, ...], start: int) -> bool:
-    """True if the frame's verb stands where only a noun can: after a determiner ("the text
-    says..."), or, for a word that is a noun as often as a verb, after any word that cannot
-    lead a verb ("the error *message* you see")."""
+    """True if the frame's verb stands where only a noun or a statement can: after a
+    determiner ("the text says..."), or, for a word that is a noun as often as a verb (and
+    for every verb of a rule about requests), after a word that cannot lead a request's verb
+    ("the error *message* you see", "if the breach *included* your key"). An object pronoun
+    after it ("have the owner *email us*") or a causative before it ("have your admin *send*")
+    keeps it a verb."""
     if start == 0:
         return False
     before = tokens[start - 1]
     if before in _DETERMINERS:
         return True
-    if tokens[start] not in _NOUN_VERBS or before in _VERB_LEADS or before in rule.scope.chain:
+    if (tokens[start] not in _NOUN_VERBS and not rule.requests_only) or before in _VERB_LEADS \
+            or before in rule.scope.chain:
         return False
-    # an object pronoun after it makes it a verb: "have the owner *email us* the password"
-    return start + 1 >= len(tokens) or tokens[start + 1] not in _OBJECT_PRONOUNS
+    if start + 1 < len(tokens) and tokens[start + 1] in _OBJECT_PRONOUNS:
+        return False
+    return _CAUSATIVES.isdisjoint(tokens[max(0, start - 4):start - 1])
 
 
 def _after_excluded(frame: Frame, tokens: tuple[str, ...], start: int) -> bool:
