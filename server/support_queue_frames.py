@@ -122,7 +122,7 @@ def load_rules(path: Path) -> tuple[Grammar, tuple[UnsafeRule, ...]]:
     data = json.loads(path.read_text(encoding="utf-8"))
     grammar = Grammar(data["classes"], data["stem_overrides"], data["merged_terms"],
                       verb_group="VERB_GROUP", phrase_breakers="PREP",
-                      subject_breakers="FINITE", clause_openers="CLAUSE_OPENER")
+                      subject_breakers="FINITE", clause_openers="CLAUSE_OPENER", common_words="COMMON_WORD")
     return grammar, tuple(_rule(grammar, r) for r in data["rules"])
 
 

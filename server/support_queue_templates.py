@@ -73,7 +73,8 @@ class Grammar:
 
     def __init__(self, classes: Mapping[str, Sequence[str]], overrides: Mapping[str, Sequence[str]],
                  merged_terms: Sequence[str], verb_group: str, phrase_breakers: str,
-                 subject_breakers: Optional[str] = None, clause_openers: Optional[str] = None) -> None:
+                 subject_breakers: Optional[str] = None, clause_openers: Optional[str] = None,
+                 common_words: Optional[str] = None) -> None:
         self.classes = classes
         self._override = {raw: token for token, raws in overrides.items() for raw in raws}
         self._regex: dict[str, str] = {}
@@ -83,7 +84,8 @@ class Grammar:
         self._subject_breakers = (self.words(subject_breakers) if subject_breakers else frozenset()) | {
             CLAUSE, END}
         self._clause_breakers = (self.words(clause_openers) if clause_openers else frozenset()) | {CLAUSE, END}
-        self._function_words = self._verb_group | self._breakers
+        self._function_words = self._verb_group | self._breakers | (
+            self.words(common_words) if common_words else frozenset())
         by_start: dict[str, list[str]] = {}
         for term in merged_terms:
             first = self.starts(term)
