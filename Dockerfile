@@ -44,4 +44,4 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
     CMD ["python", "-c", "import json, os, sys, urllib.request; r = urllib.request.urlopen('http://127.0.0.1:%s/health' % os.environ.get('PORT', '8000'), timeout=4); sys.exit(0 if json.load(r).get('status') == 'healthy' else 1)"]
 
 # One worker: episodes live in the process's memory (see the README on concurrency).
-CMD ["sh", "-c", "exec uvicorn server.app:app --host \"${HOST:-0.0.0.0}\" --port \"${PORT:-8000}\""]
+CMD ["sh", "-c", "exec uvicorn servicebench_support_queue.server.app:app --host \"${HOST:-0.0.0.0}\" --port \"${PORT:-8000}\""]

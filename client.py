@@ -14,15 +14,16 @@ Two kinds, for two kinds of callers:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Generic, Mapping, Optional, TypeVar, Union
+from typing import Any, Generic, TypeVar
 
 import httpx
 from openenv.core.client_types import StepResult
 from openenv.core.env_client import EnvClient
 from pydantic import BaseModel
 
-from models import (
+from .models import (
     EpisodeObservation,
     EpisodeState,
     ServiceBenchAction,
@@ -48,7 +49,7 @@ STATE_TYPES: dict[str, type[EpisodeState]] = {
 ObsT = TypeVar("ObsT", bound=EpisodeObservation)
 ActT = TypeVar("ActT", bound=BaseModel)
 StateT = TypeVar("StateT", bound=EpisodeState)
-ActionLike = Union[BaseModel, Mapping[str, Any]]
+ActionLike = BaseModel | Mapping[str, Any]
 
 
 # ----------------------------------------------------------------------------- errors
@@ -120,7 +121,9 @@ def raise_for_response(response: httpx.Response) -> Any:
         raise EnvServerError(response.status_code, "the server answered with a non-JSON body")
     detail = payload.get("detail") if isinstance(payload, dict) else None
     if not isinstance(detail, str):
-        detail = str(detail) if detail is not None else (response.text[:500] or response.reason_phrase)
+        detail = (
+            str(detail) if detail is not None else (response.text[:500] or response.reason_phrase)
+        )
     error_type = _ERROR_TYPES.get(response.status_code, EnvServerError)
     raise error_type(response.status_code, detail, payload)
 
@@ -141,7 +144,7 @@ def parse_observation(
     return observation_type.model_validate({**fields, "reward": reward, "done": bool(done)})
 
 
-def env_of(observation: Mapping[str, Any], default: Optional[str]) -> str:
+def env_of(observation: Mapping[str, Any], default: str | None) -> str:
     """Which environment produced `observation` (the server names it in `info.env`)."""
     info = observation.get("info")
     name = info.get("env") if isinstance(info, dict) else None
@@ -156,7 +159,7 @@ class EpisodeStep(Generic[ObsT]):
     """One answer of `/reset` or `/step`: the typed observation and the episode it belongs to."""
 
     observation: ObsT
-    reward: Optional[float]
+    reward: float | None
     done: bool
     episode_id: str
     env: str
@@ -177,12 +180,12 @@ class _SessionProtocol:
 
     def __init__(self, base_url: str) -> None:
         self.base_url = base_url.rstrip("/")
-        self.episode_id: Optional[str] = None
-        self.env: Optional[str] = None
+        self.episode_id: str | None = None
+        self.env: str | None = None
 
     @staticmethod
     def _reset_body(
-        env: Optional[str], task_id: Any, seed: Optional[int], episode_id: Optional[str]
+        env: str | None, task_id: Any, seed: int | None, episode_id: str | None
     ) -> dict[str, Any]:
         body = {"env": env, "task_id": task_id, "seed": seed, "episode_id": episode_id}
         return {key: value for key, value in body.items() if value is not None}
@@ -195,7 +198,7 @@ class _SessionProtocol:
             raise NoEpisodeError("no episode yet: call reset() first")
         return self.episode_id
 
-    def _episode_step(self, payload: Any, requested_env: Optional[str]) -> EpisodeStep[Any]:
+    def _episode_step(self, payload: Any, requested_env: str | None) -> EpisodeStep[Any]:
         if not isinstance(payload, dict) or not isinstance(payload.get("observation"), dict):
             raise EnvClientError("the server's answer has no observation object")
         observation = payload["observation"]
@@ -208,7 +211,9 @@ class _SessionProtocol:
         typed = parse_observation(
             OBSERVATION_TYPES[env], observation, payload.get("reward"), payload.get("done", False)
         )
-        return EpisodeStep(typed, payload.get("reward"), bool(payload.get("done")), self.episode_id, env)
+        return EpisodeStep(
+            typed, payload.get("reward"), bool(payload.get("done")), self.episode_id, env
+        )
 
     def _parse_state(self, payload: Any) -> EpisodeState:
         env = payload.get("env") if isinstance(payload, dict) else None
@@ -221,13 +226,17 @@ class _SessionProtocol:
 
 
 def _transport_error(exc: httpx.HTTPError, base_url: str) -> EnvConnectionError:
-    return EnvConnectionError(f"environment server {base_url} unreachable: {type(exc).__name__}: {exc}")
+    return EnvConnectionError(
+        f"environment server {base_url} unreachable: {type(exc).__name__}: {exc}"
+    )
 
 
 class EnvHttpClient(_SessionProtocol):
     """Synchronous client of the stateful HTTP API; one episode at a time per instance."""
 
-    def __init__(self, base_url: str = "http://localhost:8000", timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
+    def __init__(
+        self, base_url: str = "http://localhost:8000", timeout_s: float = DEFAULT_TIMEOUT_S
+    ) -> None:
         super().__init__(base_url)
         self._http = httpx.Client(base_url=self.base_url, timeout=timeout_s)
 
@@ -238,17 +247,28 @@ class EnvHttpClient(_SessionProtocol):
             raise _transport_error(exc, self.base_url) from exc
         return raise_for_response(response)
 
-    def reset(self, env: Optional[str] = None, task_id: Any = None, seed: Optional[int] = None,
-              episode_id: Optional[str] = None) -> EpisodeStep[Any]:
+    def reset(
+        self,
+        env: str | None = None,
+        task_id: Any = None,
+        seed: int | None = None,
+        episode_id: str | None = None,
+    ) -> EpisodeStep[Any]:
         """Start an episode (env inferred from task_id if omitted); later calls address it."""
-        payload = self._request("POST", "/reset", json=self._reset_body(env, task_id, seed, episode_id))
+        payload = self._request(
+            "POST", "/reset", json=self._reset_body(env, task_id, seed, episode_id)
+        )
         return self._episode_step(payload, env)
 
     def step(self, action: ActionLike) -> EpisodeStep[Any]:
-        return self._episode_step(self._request("POST", "/step", json=self._step_body(action)), None)
+        return self._episode_step(
+            self._request("POST", "/step", json=self._step_body(action)), None
+        )
 
     def state(self) -> EpisodeState:
-        return self._parse_state(self._request("GET", "/state", params={"episode_id": self._require_episode()}))
+        return self._parse_state(
+            self._request("GET", "/state", params={"episode_id": self._require_episode()})
+        )
 
     def tasks(self) -> list[TaskCard]:
         return self._parse_tasks(self._request("GET", "/tasks"))
@@ -259,7 +279,7 @@ class EnvHttpClient(_SessionProtocol):
     def close(self) -> None:
         self._http.close()
 
-    def __enter__(self) -> "EnvHttpClient":
+    def __enter__(self) -> EnvHttpClient:
         return self
 
     def __exit__(self, *exc_info: Any) -> None:
@@ -269,7 +289,9 @@ class EnvHttpClient(_SessionProtocol):
 class AsyncEnvHttpClient(_SessionProtocol):
     """The asyncio twin of `EnvHttpClient`, for callers that play many episodes concurrently."""
 
-    def __init__(self, base_url: str = "http://localhost:8000", timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
+    def __init__(
+        self, base_url: str = "http://localhost:8000", timeout_s: float = DEFAULT_TIMEOUT_S
+    ) -> None:
         super().__init__(base_url)
         self._http = httpx.AsyncClient(base_url=self.base_url, timeout=timeout_s)
 
@@ -280,9 +302,16 @@ class AsyncEnvHttpClient(_SessionProtocol):
             raise _transport_error(exc, self.base_url) from exc
         return raise_for_response(response)
 
-    async def reset(self, env: Optional[str] = None, task_id: Any = None, seed: Optional[int] = None,
-                    episode_id: Optional[str] = None) -> EpisodeStep[Any]:
-        payload = await self._request("POST", "/reset", json=self._reset_body(env, task_id, seed, episode_id))
+    async def reset(
+        self,
+        env: str | None = None,
+        task_id: Any = None,
+        seed: int | None = None,
+        episode_id: str | None = None,
+    ) -> EpisodeStep[Any]:
+        payload = await self._request(
+            "POST", "/reset", json=self._reset_body(env, task_id, seed, episode_id)
+        )
         return self._episode_step(payload, env)
 
     async def step(self, action: ActionLike) -> EpisodeStep[Any]:
@@ -290,7 +319,9 @@ class AsyncEnvHttpClient(_SessionProtocol):
         return self._episode_step(payload, None)
 
     async def state(self) -> EpisodeState:
-        payload = await self._request("GET", "/state", params={"episode_id": self._require_episode()})
+        payload = await self._request(
+            "GET", "/state", params={"episode_id": self._require_episode()}
+        )
         return self._parse_state(payload)
 
     async def tasks(self) -> list[TaskCard]:
@@ -302,7 +333,7 @@ class AsyncEnvHttpClient(_SessionProtocol):
     async def aclose(self) -> None:
         await self._http.aclose()
 
-    async def __aenter__(self) -> "AsyncEnvHttpClient":
+    async def __aenter__(self) -> AsyncEnvHttpClient:
         return self
 
     async def __aexit__(self, *exc_info: Any) -> None:
@@ -333,15 +364,22 @@ class _TypedEnvClient(EnvClient[ActT, ObsT, StateT]):
 
     def _parse_result(self, payload: dict[str, Any]) -> StepResult[ObsT]:
         observation = parse_observation(
-            self.observation_type, payload.get("observation", {}), payload.get("reward"), payload.get("done", False)
+            self.observation_type,
+            payload.get("observation", {}),
+            payload.get("reward"),
+            payload.get("done", False),
         )
-        return StepResult(observation=observation, reward=payload.get("reward"), done=observation.done)
+        return StepResult(
+            observation=observation, reward=payload.get("reward"), done=observation.done
+        )
 
     def _parse_state(self, payload: dict[str, Any]) -> StateT:
         return self.state_type.model_validate(payload)
 
 
-class ServiceBenchEnv(_TypedEnvClient[ServiceBenchAction, ServiceBenchObservation, ServiceBenchState]):
+class ServiceBenchEnv(
+    _TypedEnvClient[ServiceBenchAction, ServiceBenchObservation, ServiceBenchState]
+):
     """OpenEnv client of ServiceBench over `<base_url>/servicebench/ws`.
 
     `reset(task_id=..., seed=...)`, `step(ServiceBenchAction(...))`, `state()`
@@ -354,7 +392,9 @@ class ServiceBenchEnv(_TypedEnvClient[ServiceBenchAction, ServiceBenchObservatio
     state_type = ServiceBenchState
 
 
-class SupportQueueEnv(_TypedEnvClient[SupportQueueAction, SupportQueueObservation, SupportQueueState]):
+class SupportQueueEnv(
+    _TypedEnvClient[SupportQueueAction, SupportQueueObservation, SupportQueueState]
+):
     """OpenEnv client of Support Queue over `<base_url>/support_queue/ws` (SupportQueueAction in,
     SupportQueueObservation out, SupportQueueState from `state()`)."""
 

@@ -19,21 +19,28 @@ inference_report.md (--report, the per-task and per-environment tables).
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import os
 import sys
-from typing import Mapping, Optional, Sequence, TextIO
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from types import ModuleType
+from typing import TextIO
 
-from agents.config import ConfigError, load_config
-from agents.output import Redactor, StructuredLog, diagnostics
+PACKAGE = "servicebench_support_queue"
 
 
 def main(
-    argv: Optional[Sequence[str]] = None,
-    environ: Optional[Mapping[str, str]] = None,
-    stdout: Optional[TextIO] = None,
-    stderr: Optional[TextIO] = None,
+    argv: Sequence[str] | None = None,
+    environ: Mapping[str, str] | None = None,
+    stdout: TextIO | None = None,
+    stderr: TextIO | None = None,
 ) -> int:
     """Exit status: 0 after a run (whatever the scores), 1 if the server is unreachable, 2 on bad usage."""
+    from .agents.config import ConfigError, load_config
+    from .agents.output import Redactor, StructuredLog, diagnostics
+
     try:
         config = load_config(argv, os.environ if environ is None else environ)
     except ConfigError as exc:
@@ -42,7 +49,7 @@ def main(
     redactor = Redactor(config.secrets)
     with diagnostics(redactor, stderr) as log:
         try:
-            from agents.batch import run  # the heavy imports, once the flags are known to be good
+            from .agents.batch import run  # the heavy imports, once the flags are known to be good
 
             return run(config, StructuredLog(redactor, stdout), redactor, log)
         except ConfigError as exc:
@@ -53,5 +60,28 @@ def main(
             return 1
 
 
+def checkout_package() -> ModuleType:
+    """This checkout as the package, for `python inference.py` (a script has no package).
+
+    The installed package when it is this directory (`uv sync` installs it editable);
+    otherwise this directory, registered under the package's name, so a clone runs its
+    own code whether or not (or whatever else) is installed.
+    """
+    here = Path(__file__).resolve().parent
+    installed = importlib.util.find_spec(PACKAGE)
+    locations = list(installed.submodule_search_locations or ()) if installed else []
+    if locations and Path(locations[0]).resolve() == here:
+        return importlib.import_module(PACKAGE)
+    spec = importlib.util.spec_from_file_location(
+        PACKAGE, here / "__init__.py", submodule_search_locations=[str(here)]
+    )
+    assert spec is not None and spec.loader is not None
+    package = importlib.util.module_from_spec(spec)
+    sys.modules[PACKAGE] = package
+    spec.loader.exec_module(package)
+    return package
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    checkout_package()
+    sys.exit(importlib.import_module(f"{PACKAGE}.inference").main())

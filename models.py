@@ -1,66 +1,18 @@
 """Typed actions, observations and states of both environments.
 
 These are the wire types of the server and the client: every other module
-imports from here, and this module imports nothing of the project's.
+imports from here, and this module imports nothing of the project's but
+read_only_json.py (the shared endpoint catalogue is a read-only list).
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Callable, Literal, NoReturn, Optional
+from typing import Annotated, Any, Literal
 
 from openenv.core.env_server.types import Action, Observation, State
 from pydantic import BaseModel, ConfigDict, Field, ValidatorFunctionWrapHandler, WrapValidator
 
-# --------------------------------------------------------------------------- read-only JSON
-
-
-def _refuse(self: object, *args: Any, **kwargs: Any) -> NoReturn:
-    raise TypeError(f"{type(self).__name__} is read-only: copy it to change it")
-
-
-class _Shared:
-    """Copying shared, unchanging data gives the same object back; pickling gives a copy."""
-
-    __slots__ = ()
-
-    def __copy__(self) -> Any:
-        return self
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> Any:
-        return self
-
-    def __reduce__(self) -> tuple[Callable[..., Any], tuple[Any, ...]]:
-        plain = dict if isinstance(self, dict) else list
-        return type(self), (plain(self),)  # type: ignore[call-overload]
-
-
-class ReadOnlyDict(_Shared, dict):  # type: ignore[type-arg]
-    """A JSON object that refuses changes, so one instance can be shared safely.
-
-    It stays a real `dict`: equal to plain dicts, encoded by pydantic-core and
-    `json` without help.
-    """
-
-    __slots__ = ()
-    __setitem__ = __delitem__ = __ior__ = _refuse
-    clear = pop = popitem = setdefault = update = _refuse
-
-
-class ReadOnlyList(_Shared, list):  # type: ignore[type-arg]
-    """A JSON array that refuses changes; see `ReadOnlyDict`."""
-
-    __slots__ = ()
-    __setitem__ = __delitem__ = __iadd__ = __imul__ = _refuse
-    append = clear = extend = insert = pop = remove = reverse = sort = _refuse
-
-
-def read_only(value: Any) -> Any:
-    """A read-only deep copy of plain JSON data."""
-    if isinstance(value, dict):
-        return ReadOnlyDict({key: read_only(item) for key, item in value.items()})
-    if isinstance(value, (list, tuple)):
-        return ReadOnlyList(read_only(item) for item in value)
-    return value
+from .read_only_json import ReadOnlyList
 
 
 def _share_read_only(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
@@ -83,7 +35,7 @@ class TaskCard(BaseModel):
     difficulty: Difficulty
     description: str
     max_steps: int = Field(description="Step budget: the episode ends when it is spent.")
-    alias: Optional[int] = Field(
+    alias: int | None = Field(
         default=None, description="Integer alias accepted as task_id (ServiceBench only)."
     )
 
@@ -92,9 +44,7 @@ class EpisodeObservation(Observation):
     """Fields every observation of this server carries besides OpenEnv's own."""
 
     task_id: str = ""
-    cumulative_reward: float = Field(
-        default=0.0, description="Running episode score in [0, 1]."
-    )
+    cumulative_reward: float = Field(default=0.0, description="Running episode score in [0, 1].")
     info: dict[str, Any] = Field(
         default_factory=dict, description="Extra metadata, e.g. episode_id and step."
     )
@@ -104,8 +54,8 @@ class EpisodeState(State):
     """Fields every state of this server carries besides OpenEnv's own."""
 
     env: str = ""
-    task: Optional[TaskCard] = None
-    seed: Optional[int] = None
+    task: TaskCard | None = None
+    seed: int | None = None
     done: bool = False
     cumulative_reward: float = 0.0
 
@@ -121,9 +71,7 @@ class ServiceBenchAction(Action):
     service: str = Field(description='"user" | "order" | "inventory"')
     endpoint: str = Field(description='API path, e.g. "/users/lookup"')
     method: str = Field(default="GET", description='"GET" | "POST" | "PUT"')
-    params: dict[str, Any] = Field(
-        default_factory=dict, description="Endpoint-specific parameters"
-    )
+    params: dict[str, Any] = Field(default_factory=dict, description="Endpoint-specific parameters")
 
 
 class EndpointSpec(BaseModel):
@@ -144,10 +92,11 @@ class ServiceBenchObservation(EpisodeObservation):
     task_description: str = ""
     api_response: dict[str, Any] = Field(default_factory=dict)
     success: bool = True
-    error_message: Optional[str] = None
+    error_message: str | None = None
     available_endpoints: Annotated[list[dict[str, Any]], WrapValidator(_share_read_only)] = Field(
         default_factory=list,
-        description="The endpoint catalogue; in-process it is one shared, read-only list.")
+        description="The endpoint catalogue; in-process it is one shared, read-only list.",
+    )
     task_completed: bool = False
 
 
@@ -200,11 +149,13 @@ class EpisodeOutcome(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     end_state_matches: bool = Field(
-        default=True, description="Every check met and no collateral damage.")
+        default=True, description="Every check met and no collateral damage."
+    )
     checks: list[OutcomeCheck] = Field(default_factory=list)
     intended_changes: list[WorldChange] = Field(default_factory=list)
     collateral_damage: list[WorldChange] = Field(
-        default_factory=list, description="Every change the task does not intend.")
+        default_factory=list, description="Every change the task does not intend."
+    )
 
 
 class ServiceBenchState(EpisodeState):
@@ -212,8 +163,10 @@ class ServiceBenchState(EpisodeState):
     task_completed: bool = False
     milestones: list[str] = Field(default_factory=list)
     penalty_balance: float = Field(
-        default=0.0, description="Penalties taken while the score was 0, still to be repaid "
-                                 "by later gains before the score rises again.")
+        default=0.0,
+        description="Penalties taken while the score was 0, still to be repaid "
+        "by later gains before the score rises again.",
+    )
     outcome: EpisodeOutcome = Field(default_factory=EpisodeOutcome)
     call_history: list[CallRecord] = Field(default_factory=list)
 
@@ -237,10 +190,12 @@ class SupportQueueAction(Action):
     priority: Priority
     queue: Queue
     disposition: Disposition
-    summary: str = Field(default="", max_length=TEXT_FIELD_MAX_CHARS,
-                         description="Short internal triage note")
-    response: str = Field(default="", max_length=TEXT_FIELD_MAX_CHARS,
-                          description="First customer-facing reply")
+    summary: str = Field(
+        default="", max_length=TEXT_FIELD_MAX_CHARS, description="Short internal triage note"
+    )
+    response: str = Field(
+        default="", max_length=TEXT_FIELD_MAX_CHARS, description="First customer-facing reply"
+    )
     confidence: float = Field(default=0.5, ge=0.0, le=1.0)
 
 
@@ -264,12 +219,12 @@ class SupportQueueObservation(EpisodeObservation):
     instructions: str = ""
     current_index: int = 0
     total_tickets: int = 0
-    ticket: Optional[Ticket] = None
+    ticket: Ticket | None = None
     allowed_priorities: list[str] = Field(default_factory=lambda: list(PRIORITIES))
     allowed_queues: list[str] = Field(default_factory=lambda: list(QUEUES))
     allowed_dispositions: list[str] = Field(default_factory=lambda: list(DISPOSITIONS))
     scoring_weights: dict[str, float] = Field(default_factory=dict)
-    last_feedback: Optional[dict[str, Any]] = None
+    last_feedback: dict[str, Any] | None = None
     cumulative_reward: float = Field(
         default=0.0,
         description="Running SUM of ticket rewards (0..total_tickets); the episode score "
@@ -284,7 +239,8 @@ class SupportQueueState(EpisodeState):
         default=0.0, description="Running SUM of ticket rewards (0..total_tickets)."
     )
     average_reward: float = Field(
-        default=0.0, description="Episode score: mean reward of the tickets graded so far, in [0, 1]."
+        default=0.0,
+        description="Episode score: mean reward of the tickets graded so far, in [0, 1].",
     )
     processed_ticket_ids: list[str] = Field(default_factory=list)
     action_history: list[dict[str, Any]] = Field(default_factory=list)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional, Protocol
+from typing import Any, Protocol
 
 
 @dataclass(frozen=True)
@@ -14,8 +14,8 @@ class Decision:
     would rather stop than guess); the episode then ends without another step.
     """
 
-    action: Optional[dict[str, Any]]
-    error: Optional[str] = None
+    action: dict[str, Any] | None
+    error: str | None = None
     stop: bool = False
 
 

@@ -10,21 +10,22 @@ import contextlib
 import logging
 import sys
 import time
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, Iterator, Optional, Sequence
+from typing import Any
 
-from agents.base import Agent
-from agents.config import Config, ConfigError
-from agents.evaluation import evaluate
-from agents.model import ChatModel
-from agents.output import Redactor, StructuredLog
-from agents.progress import Progress
-from agents.report import write_report
-from agents.results import TrajectoryLog, results_document, seeds_label, write_results
-from agents.runner import TaskRun
-from agents.sweep import PlannedEpisode, TimeBudget, play_all, plan_episodes
-from client import EnvClientError, EnvHttpClient
-from models import TaskCard
+from ..client import EnvClientError, EnvHttpClient
+from ..models import TaskCard
+from .base import Agent
+from .config import Config, ConfigError
+from .evaluation import evaluate
+from .model import ChatModel
+from .output import Redactor, StructuredLog
+from .progress import Progress
+from .report import write_report
+from .results import TrajectoryLog, results_document, seeds_label, write_results
+from .runner import TaskRun
+from .sweep import PlannedEpisode, TimeBudget, plan_episodes, play_all
 
 FALLBACK_LABEL = "fallback"
 INTERRUPTED_STATUS = 130
@@ -35,24 +36,28 @@ def select_tasks(cards: Sequence[TaskCard], config: Config) -> list[TaskCard]:
     chosen = [card for card in cards if config.env in (None, card.env)]
     if config.task is not None:
         wanted = config.task.strip()
-        chosen = [c for c in chosen if wanted == c.id or (c.alias is not None and wanted == str(c.alias))]
+        chosen = [
+            c for c in chosen if wanted == c.id or (c.alias is not None and wanted == str(c.alias))
+        ]
     if not chosen:
         known = ", ".join(card.id for card in cards)
-        raise ConfigError(f"no task matches --env={config.env} --task={config.task}; known tasks: {known}")
+        raise ConfigError(
+            f"no task matches --env={config.env} --task={config.task}; known tasks: {known}"
+        )
     return chosen
 
 
-def make_agent(card: TaskCard, config: Config, model: Optional[ChatModel], deadline: float) -> Agent:
+def make_agent(card: TaskCard, config: Config, model: ChatModel | None, deadline: float) -> Agent:
     """The agent for one task: the fallback policy without a model, else the env's LLM agent."""
     if model is None:
-        from agents.fallback import fallback_agent
+        from .fallback import fallback_agent
 
         return fallback_agent(card.env)
     if card.env == "servicebench":
-        from agents.servicebench_llm import ServiceBenchLLMAgent
+        from .servicebench_llm import ServiceBenchLLMAgent
 
         return ServiceBenchLLMAgent(model, config.model_tools, deadline)
-    from agents.support_queue_llm import SupportQueueLLMAgent
+    from .support_queue_llm import SupportQueueLLMAgent
 
     return SupportQueueLLMAgent(model, deadline)
 
@@ -81,12 +86,16 @@ def run(config: Config, out: StructuredLog, redactor: Redactor, log: logging.Log
     model_label = FALLBACK_LABEL if config.fallback else config.model_name
     model = None if config.fallback else ChatModel(config)
     if model is not None and not config.api_key:
-        log.warning("neither HF_TOKEN nor API_KEY is set: calling %s without a key", config.api_base_url)
+        log.warning(
+            "neither HF_TOKEN nor API_KEY is set: calling %s without a key", config.api_base_url
+        )
     records: list[dict[str, Any]] = []
     interrupted = False
     with environment_server(config, log) as base_url, contextlib.ExitStack() as stack:
-        clients = [stack.enter_context(EnvHttpClient(base_url, config.env_timeout_s))
-                   for _ in range(config.concurrency)]
+        clients = [
+            stack.enter_context(EnvHttpClient(base_url, config.env_timeout_s))
+            for _ in range(config.concurrency)
+        ]
         try:
             cards = select_tasks(clients[0].tasks(), config)
         except EnvClientError as exc:
@@ -96,9 +105,13 @@ def run(config: Config, out: StructuredLog, redactor: Redactor, log: logging.Log
         rounds = len(config.seeds) * config.repeats
         budget = TimeBudget(config.time_budget_s * rounds, len(plan), config.concurrency)
 
-        def play(item: PlannedEpisode, episode_out: StructuredLog, client: EnvHttpClient) -> dict[str, Any]:
+        def play(
+            item: PlannedEpisode, episode_out: StructuredLog, client: EnvHttpClient
+        ) -> dict[str, Any]:
             agent = make_agent(item.card, config, model, budget.next_deadline())
-            return TaskRun(item.card, client, agent, config, episode_out, model_label, item.seed, item.repeat).run()
+            return TaskRun(
+                item.card, client, agent, config, episode_out, model_label, item.seed, item.repeat
+            ).run()
 
         trajectories = stack.enter_context(TrajectoryLog(config.trajectories, redactor))
         progress = stack.enter_context(Progress(len(plan), sys.stderr, config.progress))
@@ -108,16 +121,28 @@ def run(config: Config, out: StructuredLog, redactor: Redactor, log: logging.Log
             trajectories.write(record)
 
         try:
-            play_all(plan, play, out, clients, keep, lambda r: progress.advance(r["score"], r["success"]))
+            play_all(
+                plan, play, out, clients, keep, lambda r: progress.advance(r["score"], r["success"])
+            )
         except KeyboardInterrupt:
             interrupted = True
-            log.warning("interrupted after %d of %d episodes: writing what was played", len(records), len(plan))
+            log.warning(
+                "interrupted after %d of %d episodes: writing what was played",
+                len(records),
+                len(plan),
+            )
     write_outputs(config, model_label, records, time.monotonic() - started, redactor, log)
     return INTERRUPTED_STATUS if interrupted else 0
 
 
-def write_outputs(config: Config, model_label: str, records: list[dict[str, Any]], duration_s: float,
-                  redactor: Redactor, log: logging.Logger) -> None:
+def write_outputs(
+    config: Config,
+    model_label: str,
+    records: list[dict[str, Any]],
+    duration_s: float,
+    redactor: Redactor,
+    log: logging.Logger,
+) -> None:
     """The results file and the markdown report (the trajectories are already written)."""
     evaluation = evaluate(records, config.repeats)
     document = results_document(config, model_label, records, duration_s, evaluation.as_json())
@@ -125,8 +150,16 @@ def write_outputs(config: Config, model_label: str, records: list[dict[str, Any]
     run_facts = {"model": model_label, "seeds": seeds_label(config), "duration_s": duration_s}
     report_path = write_report(config.report, evaluation, run_facts, redactor)
     summary, overall = document["summary"], evaluation.overall
-    log.info("mean scores %s (%d/%d episodes completed); pass^k %s", summary["mean_score"],
-             summary["successes"], summary["tasks"],
-             {k: None if v is None else round(v, 3) for k, v in overall.pass_hat.items()})
-    log.info("results in %s, report in %s, trajectories in %s", results_path, report_path,
-             Path(config.trajectories).resolve())
+    log.info(
+        "mean scores %s (%d/%d episodes completed); pass^k %s",
+        summary["mean_score"],
+        summary["successes"],
+        summary["tasks"],
+        {k: None if v is None else round(v, 3) for k, v in overall.pass_hat.items()},
+    )
+    log.info(
+        "results in %s, report in %s, trajectories in %s",
+        results_path,
+        report_path,
+        Path(config.trajectories).resolve(),
+    )

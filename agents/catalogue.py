@@ -9,17 +9,24 @@ The same catalogue renders as text for endpoints that do not support tools.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 # catalogue type name -> JSON-schema type
 JSON_TYPES: Mapping[str, str] = {
-    "str": "string", "string": "string",
-    "int": "integer", "integer": "integer",
-    "float": "number", "number": "number",
-    "bool": "boolean", "boolean": "boolean",
-    "dict": "object", "object": "object",
-    "list": "array", "array": "array",
+    "str": "string",
+    "string": "string",
+    "int": "integer",
+    "integer": "integer",
+    "float": "number",
+    "number": "number",
+    "bool": "boolean",
+    "boolean": "boolean",
+    "dict": "object",
+    "object": "object",
+    "list": "array",
+    "array": "array",
 }
 _UNSAFE_NAME = re.compile(r"[^a-zA-Z0-9_]+")
 
@@ -74,7 +81,11 @@ class Catalogue:
 
     def find(self, endpoint: str, service: str = "") -> Endpoint | None:
         """The endpoint at `endpoint` (and `service`, if given): to fill in what a text action left out."""
-        matches = [e for e in self.endpoints if e.endpoint == endpoint and (not service or e.service == service)]
+        matches = [
+            e
+            for e in self.endpoints
+            if e.endpoint == endpoint and (not service or e.service == service)
+        ]
         return matches[0] if len(matches) == 1 else None
 
     def tools(self) -> list[dict[str, Any]]:
@@ -120,6 +131,8 @@ class Catalogue:
                 + (f": {spec['description']}" if spec.get("description") else "")
                 for name, spec in e.params.items()
             )
-            lines.append(f'- service "{e.service}", {e.method} {e.endpoint}: {e.description} '
-                         f"Params: {params or 'none'}")
+            lines.append(
+                f'- service "{e.service}", {e.method} {e.endpoint}: {e.description} '
+                f"Params: {params or 'none'}"
+            )
         return "\n".join(lines)

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Optional, Sequence
+
+from .. import __version__
 
 DEFAULT_API_BASE_URL = "https://router.huggingface.co/v1"
 DEFAULT_MODEL_NAME = "Qwen/Qwen2.5-72B-Instruct"
@@ -35,20 +37,20 @@ class Config:
     env_base_url: str = DEFAULT_ENV_BASE_URL
     env_base_url_given: bool = False
     local_image_name: str = ""
-    env: Optional[str] = None
-    task: Optional[str] = None
-    seed: Optional[int] = None
+    env: str | None = None
+    task: str | None = None
+    seed: int | None = None
     """--seed: the one seed of a single-seed run (None: the canonical task)."""
-    seeds: tuple[Optional[int], ...] = (None,)
+    seeds: tuple[int | None, ...] = (None,)
     """Every seed the run plays, in order: --seeds, else (--seed,), else the canonical task."""
-    seed_spec: Optional[str] = None
+    seed_spec: str | None = None
     """--seeds as given, for the report."""
     repeats: int = 1
     """--repeats: episodes per (task, seed); pass^1..pass^repeats are reported."""
     concurrency: int = 1
     """--concurrency: episodes played at once (each with its own HTTP client)."""
     fallback: bool = False
-    max_steps: Optional[int] = None
+    max_steps: int | None = None
     output: str = "inference_results.json"
     trajectories: str = "inference_trajectories.jsonl"
     report: str = "inference_report.md"
@@ -81,14 +83,18 @@ class Config:
         return (self.api_key,) if self.api_key else ()
 
 
-def _number(environ: Mapping[str, str], name: str, default: float, kind: type, minimum: float) -> float:
+def _number(
+    environ: Mapping[str, str], name: str, default: float, kind: type, minimum: float
+) -> float:
     raw = environ.get(name, "").strip()
     if not raw:
         return default
     try:
         value = kind(raw)
     except ValueError:
-        raise ConfigError(f"{name} must be a{'n integer' if kind is int else ' number'}, got {raw!r}") from None
+        raise ConfigError(
+            f"{name} must be a{'n integer' if kind is int else ' number'}, got {raw!r}"
+        ) from None
     if value < minimum:
         raise ConfigError(f"{name} must be >= {minimum}, got {raw!r}")
     return value
@@ -121,9 +127,12 @@ def parse_seeds(text: str) -> tuple[int, ...]:
             last = int(high) if dash else first
         except ValueError:
             raise argparse.ArgumentTypeError(
-                f"expected seeds like 0-49 or 1,5,9-12, got {text!r}") from None
+                f"expected seeds like 0-49 or 1,5,9-12, got {text!r}"
+            ) from None
         if first < 0 or last < first:
-            raise argparse.ArgumentTypeError(f"bad seed range {item!r}: expected 0 <= first <= last")
+            raise argparse.ArgumentTypeError(
+                f"bad seed range {item!r}: expected 0 <= first <= last"
+            )
         if len(seeds) + last - first + 1 > MAX_SEEDS:
             raise argparse.ArgumentTypeError(f"at most {MAX_SEEDS} seeds per run")
         seeds.extend(range(first, last + 1))
@@ -153,25 +162,54 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--env", choices=ENV_NAMES, help="only this environment's tasks")
     parser.add_argument("--task", help="only this task (id, or ServiceBench's integer alias)")
     seeds = parser.add_mutually_exclusive_group()
-    seeds.add_argument("--seed", type=_non_negative_int, help="task variant seed (default: canonical task)")
-    seeds.add_argument("--seeds", type=str, metavar="SPEC",
-                       help="sweep these seeds, e.g. 0-49 or 1,5,9-12 (0 is the canonical task)")
-    parser.add_argument("--repeats", type=_bounded_int(MAX_REPEATS), default=1, metavar="K",
-                        help="episodes per (task, seed); reports pass^1..pass^K (default 1)")
-    parser.add_argument("--concurrency", type=_bounded_int(MAX_CONCURRENCY), default=1, metavar="N",
-                        help="episodes played in parallel (default 1); stdout stays one block per episode")
-    parser.add_argument("--fallback", action="store_true",
-                        help="no model: ServiceBench's optimal policy and Support Queue's heuristic")
-    parser.add_argument("--max-steps", type=_positive_int, help="cap on steps per task (default: task budget)")
+    seeds.add_argument(
+        "--seed", type=_non_negative_int, help="task variant seed (default: canonical task)"
+    )
+    seeds.add_argument(
+        "--seeds",
+        type=str,
+        metavar="SPEC",
+        help="sweep these seeds, e.g. 0-49 or 1,5,9-12 (0 is the canonical task)",
+    )
+    parser.add_argument(
+        "--repeats",
+        type=_bounded_int(MAX_REPEATS),
+        default=1,
+        metavar="K",
+        help="episodes per (task, seed); reports pass^1..pass^K (default 1)",
+    )
+    parser.add_argument(
+        "--concurrency",
+        type=_bounded_int(MAX_CONCURRENCY),
+        default=1,
+        metavar="N",
+        help="episodes played in parallel (default 1); stdout stays one block per episode",
+    )
+    parser.add_argument(
+        "--fallback",
+        action="store_true",
+        help="no model: ServiceBench's optimal policy and Support Queue's heuristic",
+    )
+    parser.add_argument(
+        "--max-steps", type=_positive_int, help="cap on steps per task (default: task budget)"
+    )
     parser.add_argument("--output", default="inference_results.json", help="results file path")
-    parser.add_argument("--trajectories", default="inference_trajectories.jsonl",
-                        help="JSONL file of every episode's trajectory, one line per episode")
+    parser.add_argument(
+        "--trajectories",
+        default="inference_trajectories.jsonl",
+        help="JSONL file of every episode's trajectory, one line per episode",
+    )
     parser.add_argument("--report", default="inference_report.md", help="markdown report path")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar or lines on stderr")
+    parser.add_argument(
+        "--no-progress", action="store_true", help="no progress bar or lines on stderr"
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     return parser
 
 
-def load_config(argv: Optional[Sequence[str]] = None, environ: Mapping[str, str] = os.environ) -> Config:
+def load_config(
+    argv: Sequence[str] | None = None, environ: Mapping[str, str] = os.environ
+) -> Config:
     """Flags from `argv`, the rest from `environ`; raises ConfigError on a bad value."""
     parser = build_parser()
     args = parser.parse_args(argv)

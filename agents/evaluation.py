@@ -8,10 +8,11 @@ Groups keep the order in which their first episode was planned, never a set's.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Optional, Sequence
+from typing import Any
 
-from agents.stats import combined_standard_error, mean, pass_hat_curve, standard_error
+from .stats import combined_standard_error, mean, pass_hat_curve, standard_error
 
 OVERALL = "all"
 
@@ -27,8 +28,8 @@ class Row:
     episodes: int
     successes: int
     mean_score: float
-    stderr: Optional[float]
-    pass_hat: Mapping[int, Optional[float]]
+    stderr: float | None
+    pass_hat: Mapping[int, float | None]
 
     @property
     def success_rate(self) -> float:
@@ -45,7 +46,9 @@ class Row:
             "success_rate": round(self.success_rate, 6),
             "mean_score": round(self.mean_score, 6),
             "stderr": None if self.stderr is None else round(self.stderr, 6),
-            "pass_hat_k": {str(k): None if v is None else round(v, 6) for k, v in self.pass_hat.items()},
+            "pass_hat_k": {
+                str(k): None if v is None else round(v, 6) for k, v in self.pass_hat.items()
+            },
         }
 
 
@@ -65,7 +68,9 @@ class Evaluation:
         }
 
 
-def _group(records: Iterable[Mapping[str, Any]], *keys: str) -> dict[tuple[Any, ...], list[Mapping[str, Any]]]:
+def _group(
+    records: Iterable[Mapping[str, Any]], *keys: str
+) -> dict[tuple[Any, ...], list[Mapping[str, Any]]]:
     groups: dict[tuple[Any, ...], list[Mapping[str, Any]]] = {}
     for record in records:
         groups.setdefault(tuple(record[key] for key in keys), []).append(record)
@@ -92,7 +97,7 @@ def task_row(task_id: str, env: str, episodes: Sequence[Mapping[str, Any]], max_
 
 def combine(label: str, env: str, rows: Sequence[Row], max_k: int) -> Row:
     """Several tasks' rows as one, each task weighing the same."""
-    pass_hat: dict[int, Optional[float]] = {}
+    pass_hat: dict[int, float | None] = {}
     for k in range(1, max_k + 1):
         values = [v for v in (row.pass_hat.get(k) for row in rows) if v is not None]
         pass_hat[k] = mean(values) if values else None

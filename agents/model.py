@@ -12,13 +12,14 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import Any
 
 import openai
 
-from agents.config import Config
-from agents.output import one_line
+from .config import Config
+from .output import one_line
 
 log = logging.getLogger("inference.model")
 
@@ -29,7 +30,7 @@ TIME_SPENT = "the task's share of INFERENCE_TIME_BUDGET_S is spent"
 class ModelCallError(Exception):
     """The model gave no answer: after the retries, or because retrying cannot help."""
 
-    def __init__(self, message: str, status_code: Optional[int] = None) -> None:
+    def __init__(self, message: str, status_code: int | None = None) -> None:
         super().__init__(message)
         self.status_code = status_code
 
@@ -68,11 +69,13 @@ def reply_from_response(response: Any) -> ModelReply:
         if not name:
             continue
         call_id = getattr(call, "id", None) or f"call_{index}"
-        calls.append(ToolCall(str(call_id), str(name), _arguments_text(getattr(function, "arguments", None))))
+        calls.append(
+            ToolCall(str(call_id), str(name), _arguments_text(getattr(function, "arguments", None)))
+        )
     return ModelReply(content=str(getattr(message, "content", None) or ""), tool_calls=tuple(calls))
 
 
-def _status_of(exc: Exception) -> Optional[int]:
+def _status_of(exc: Exception) -> int | None:
     status = getattr(exc, "status_code", None)
     return status if isinstance(status, int) else None
 
@@ -92,7 +95,7 @@ def describe(exc: Exception) -> str:
     return text if len(text) <= 300 else text[:297] + "..."
 
 
-def _retry_after(exc: Exception) -> Optional[float]:
+def _retry_after(exc: Exception) -> float | None:
     response = getattr(exc, "response", None)
     headers = getattr(response, "headers", None)
     raw = headers.get("retry-after") if headers is not None else None
@@ -118,14 +121,16 @@ class ChatModel:
     def complete(
         self,
         messages: list[dict[str, Any]],
-        tools: Optional[list[dict[str, Any]]] = None,
-        deadline: Optional[float] = None,
+        tools: list[dict[str, Any]] | None = None,
+        deadline: float | None = None,
     ) -> ModelReply:
         config = self.config
         attempts = config.model_max_retries + 1
         last_error = "no attempt made"
         for attempt in range(attempts):
-            remaining = (deadline - time.monotonic()) if deadline is not None else config.model_timeout_s
+            remaining = (
+                (deadline - time.monotonic()) if deadline is not None else config.model_timeout_s
+            )
             if remaining <= 0:
                 raise ModelCallError(f"{TIME_SPENT} ({last_error})")
             request: dict[str, Any] = {
@@ -143,20 +148,33 @@ class ChatModel:
                 failure, last_error = exc, describe(exc)
                 if not is_retryable(exc):
                     raise ModelCallError(last_error, _status_of(exc)) from None
-            except Exception as exc:  # a malformed body or an empty answer: retried like any model error
+            except (
+                Exception
+            ) as exc:  # a malformed body or an empty answer: retried like any model error
                 failure = exc
-                last_error = str(exc) if isinstance(exc, ModelCallError) else f"unusable response: {describe(exc)}"
+                last_error = (
+                    str(exc)
+                    if isinstance(exc, ModelCallError)
+                    else f"unusable response: {describe(exc)}"
+                )
             if attempt + 1 < attempts:
                 self._back_off(failure, attempt, attempts, last_error, deadline)
         raise ModelCallError(f"model call failed after {attempts} attempts: {last_error}")
 
-    def _back_off(self, exc: Exception, attempt: int, attempts: int, error: str,
-                  deadline: Optional[float]) -> None:
+    def _back_off(
+        self, exc: Exception, attempt: int, attempts: int, error: str, deadline: float | None
+    ) -> None:
         """Sleep before the next attempt: doubling, capped, honouring Retry-After, within the deadline."""
         config = self.config
         delay = min(config.model_backoff_s * 2**attempt, config.model_backoff_max_s)
         delay = min(max(delay, _retry_after(exc) or 0.0), config.model_backoff_max_s)
         if deadline is not None:
             delay = min(delay, max(0.0, deadline - time.monotonic()))
-        log.warning("model call failed (attempt %d/%d): %s; retrying in %.2fs", attempt + 1, attempts, error, delay)
+        log.warning(
+            "model call failed (attempt %d/%d): %s; retrying in %.2fs",
+            attempt + 1,
+            attempts,
+            error,
+            delay,
+        )
         self._sleep(delay)

@@ -14,7 +14,8 @@ import json
 import logging
 import re
 import sys
-from typing import Any, Iterable, Iterator, Optional, TextIO
+from collections.abc import Iterable, Iterator
+from typing import Any, TextIO
 
 REDACTED = "***"
 _WHITESPACE = re.compile(r"\s+")
@@ -24,7 +25,9 @@ class Redactor:
     """Replaces every occurrence of the given secrets with `***`."""
 
     def __init__(self, secrets: Iterable[str] = ()) -> None:
-        self.secrets = tuple(sorted({s for s in secrets if s and len(s) >= 4}, key=len, reverse=True))
+        self.secrets = tuple(
+            sorted({s for s in secrets if s and len(s) >= 4}, key=len, reverse=True)
+        )
 
     def __call__(self, text: str) -> str:
         for secret in self.secrets:
@@ -61,7 +64,7 @@ def format_start(task_id: str, env: str, model: str) -> str:
     return f"[START] task={task_id} env={env} model={one_line(model)}"
 
 
-def format_step(step: int, action: Any, reward: float, done: bool, error: Optional[str]) -> str:
+def format_step(step: int, action: Any, reward: float, done: bool, error: str | None) -> str:
     error_text = "null" if not error else one_line(error)
     return (
         f"[STEP] step={step} action={compact_json(action)} reward={_fixed(reward, 2)} "
@@ -77,7 +80,7 @@ def format_end(success: bool, steps: int, score: float, rewards: Iterable[float]
 class StructuredLog:
     """Writes the structured lines to stdout (redacted, flushed)."""
 
-    def __init__(self, redactor: Redactor, stream: Optional[TextIO] = None) -> None:
+    def __init__(self, redactor: Redactor, stream: TextIO | None = None) -> None:
         self.redact = redactor
         self.stream = stream
 
@@ -89,17 +92,17 @@ class StructuredLog:
     def start(self, task_id: str, env: str, model: str) -> None:
         self._emit(format_start(task_id, env, model))
 
-    def step(self, step: int, action: Any, reward: float, done: bool, error: Optional[str]) -> None:
+    def step(self, step: int, action: Any, reward: float, done: bool, error: str | None) -> None:
         self._emit(format_step(step, action, reward, done, error))
 
     def end(self, success: bool, steps: int, score: float, rewards: Iterable[float]) -> None:
         self._emit(format_end(success, steps, score, rewards))
 
-    def buffered(self) -> "StructuredLog":
+    def buffered(self) -> StructuredLog:
         """A log with the same redaction that collects its lines, for an episode played concurrently."""
         return StructuredLog(self.redact, io.StringIO())
 
-    def print_block(self, collected: "StructuredLog") -> None:
+    def print_block(self, collected: StructuredLog) -> None:
         """Print, in one write, the lines a `buffered()` log collected (already redacted)."""
         text = collected.stream.getvalue() if isinstance(collected.stream, io.StringIO) else ""
         if text:
@@ -127,7 +130,7 @@ class RedactingStream:
 
 
 @contextlib.contextmanager
-def diagnostics(redactor: Redactor, stream: Optional[TextIO] = None) -> Iterator[logging.Logger]:
+def diagnostics(redactor: Redactor, stream: TextIO | None = None) -> Iterator[logging.Logger]:
     """Route diagnostics (ours and the libraries') to a redacted stderr for the duration.
 
     sys.stderr itself is wrapped too, so that whatever a library prints is redacted;
@@ -136,7 +139,9 @@ def diagnostics(redactor: Redactor, stream: Optional[TextIO] = None) -> Iterator
     redacted = RedactingStream(stream or sys.stderr, redactor)
     root = logging.getLogger()
     saved = (sys.stderr, root.handlers[:], root.level)
-    noisy = {name: logging.getLogger(name).level for name in ("httpx", "httpcore", "openai", "httpx2")}
+    noisy = {
+        name: logging.getLogger(name).level for name in ("httpx", "httpcore", "openai", "httpx2")
+    }
     handler = logging.StreamHandler(redacted)  # type: ignore[arg-type]
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     sys.stderr = redacted  # type: ignore[assignment]

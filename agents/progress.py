@@ -11,7 +11,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import Callable, TextIO
+from collections.abc import Callable
+from typing import TextIO
 
 BAR_WIDTH = 28
 ERASE_LINE = "\r\x1b[K"
@@ -34,11 +35,18 @@ def _is_terminal(stream: TextIO) -> bool:
 class Progress(logging.Filter):
     """Counts finished episodes and shows it; also a logging filter that erases the bar first."""
 
-    def __init__(self, total: int, stream: TextIO, enabled: bool = True,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        total: int,
+        stream: TextIO,
+        enabled: bool = True,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         super().__init__()
         self.total, self.stream, self.clock = total, stream, clock
-        self.mode = "off" if not enabled or total <= 0 else ("bar" if _is_terminal(stream) else "lines")
+        self.mode = (
+            "off" if not enabled or total <= 0 else ("bar" if _is_terminal(stream) else "lines")
+        )
         self.done = self.successes = 0
         self.score_sum = 0.0
         self.started = clock()
@@ -46,7 +54,7 @@ class Progress(logging.Filter):
         self._drawn = False
         self._handlers: list[logging.Handler] = []
 
-    def __enter__(self) -> "Progress":
+    def __enter__(self) -> Progress:
         if self.mode == "bar":
             self._handlers = list(logging.getLogger().handlers)
             for handler in self._handlers:
@@ -78,8 +86,9 @@ class Progress(logging.Filter):
         self.successes += int(success)
         if self.mode == "bar":
             self._draw()
-        elif self.mode == "lines" and (self.done * LINE_STEPS // self.total
-                                       != (self.done - 1) * LINE_STEPS // self.total):
+        elif self.mode == "lines" and (
+            self.done * LINE_STEPS // self.total != (self.done - 1) * LINE_STEPS // self.total
+        ):
             with self._lock:
                 self.stream.write(f"progress: {self.status()}\n")
                 self.stream.flush()
@@ -101,4 +110,3 @@ class Progress(logging.Filter):
             self.stream.write(f"{ERASE_LINE}[{bar}] {self.status()}")
             self.stream.flush()
             self._drawn = True
-

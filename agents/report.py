@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any
 
-from agents.evaluation import Evaluation, Row
-from agents.output import Redactor
-from agents.results import write_atomically
+from .evaluation import Evaluation, Row
+from .output import Redactor
+from .results import write_atomically
 
 NOT_AVAILABLE = "n/a"
 DEFINITIONS = """\
@@ -20,18 +21,34 @@ environment's combines its tasks' errors. n/a with fewer than two instances per 
 tries all succeed (tau-bench); averaged over instances, then over tasks."""
 
 
-def _number(value: Optional[float]) -> str:
+def _number(value: float | None) -> str:
     return NOT_AVAILABLE if value is None else f"{value:.3f}"
 
 
-def _table(first_columns: Sequence[str], rows: Sequence[tuple[Sequence[str], Row]], max_k: int) -> list[str]:
-    columns = [*first_columns, "Instances", "Episodes", "Mean score", "Std. error", "Success rate",
-               *(f"pass^{k}" for k in range(1, max_k + 1))]
+def _table(
+    first_columns: Sequence[str], rows: Sequence[tuple[Sequence[str], Row]], max_k: int
+) -> list[str]:
+    columns = [
+        *first_columns,
+        "Instances",
+        "Episodes",
+        "Mean score",
+        "Std. error",
+        "Success rate",
+        *(f"pass^{k}" for k in range(1, max_k + 1)),
+    ]
     align = ["---"] * len(first_columns) + ["---:"] * (len(columns) - len(first_columns))
     lines = ["| " + " | ".join(columns) + " |", "| " + " | ".join(align) + " |"]
     for labels, row in rows:
-        cells = [*labels, str(row.instances), str(row.episodes), _number(row.mean_score), _number(row.stderr),
-                 _number(row.success_rate), *(_number(row.pass_hat.get(k)) for k in range(1, max_k + 1))]
+        cells = [
+            *labels,
+            str(row.instances),
+            str(row.episodes),
+            _number(row.mean_score),
+            _number(row.stderr),
+            _number(row.success_rate),
+            *(_number(row.pass_hat.get(k)) for k in range(1, max_k + 1)),
+        ]
         lines.append("| " + " | ".join(cells) + " |")
     return lines
 
@@ -50,12 +67,19 @@ def render_report(evaluation: Evaluation, run: Mapping[str, Any]) -> str:
         "",
         "## Per task",
         "",
-        *_table(("Environment", "Task"), [((row.env, f"`{row.label}`"), row) for row in evaluation.tasks], max_k),
+        *_table(
+            ("Environment", "Task"),
+            [((row.env, f"`{row.label}`"), row) for row in evaluation.tasks],
+            max_k,
+        ),
         "",
         "## Per environment",
         "",
-        *_table(("Environment", "Tasks"),
-                [((row.label, str(row.tasks)), row) for row in (*evaluation.envs, evaluation.overall)], max_k),
+        *_table(
+            ("Environment", "Tasks"),
+            [((row.label, str(row.tasks)), row) for row in (*evaluation.envs, evaluation.overall)],
+            max_k,
+        ),
         "",
         "## Definitions",
         "",
@@ -65,5 +89,7 @@ def render_report(evaluation: Evaluation, run: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def write_report(path: str, evaluation: Evaluation, run: Mapping[str, Any], redactor: Redactor) -> Path:
+def write_report(
+    path: str, evaluation: Evaluation, run: Mapping[str, Any], redactor: Redactor
+) -> Path:
     return write_atomically(path, redactor(render_report(evaluation, run)))

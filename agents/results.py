@@ -11,13 +11,14 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from statistics import fmean
 from types import TracebackType
-from typing import Any, Optional, Sequence, TextIO
+from typing import Any, TextIO
 
-from agents.config import ENV_NAMES, Config
-from agents.output import Redactor
+from .config import ENV_NAMES, Config
+from .output import Redactor
 
 
 def summarize(tasks: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -42,8 +43,13 @@ def seeds_label(config: Config) -> str:
     return "canonical tasks" if config.seed is None else str(config.seed)
 
 
-def results_document(config: Config, model_label: str, tasks: Sequence[dict[str, Any]],
-                     duration_s: float, aggregate: dict[str, Any]) -> dict[str, Any]:
+def results_document(
+    config: Config,
+    model_label: str,
+    tasks: Sequence[dict[str, Any]],
+    duration_s: float,
+    aggregate: dict[str, Any],
+) -> dict[str, Any]:
     return {
         "model": model_label,
         "api_base_url": None if config.fallback else config.api_base_url,
@@ -63,7 +69,9 @@ def write_atomically(path: str, text: str) -> Path:
     """Write `text` to `path` through a temporary file, so a reader never sees half a file."""
     target = Path(path).resolve()
     target.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    handle, temporary = tempfile.mkstemp(
+        dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"
+    )
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as stream:
             stream.write(text)
@@ -87,13 +95,16 @@ class TrajectoryLog:
         self.path = Path(path).resolve()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._redact = redactor
-        self._stream: Optional[TextIO] = open(self.path, "w", encoding="utf-8")
+        # open until close(): the log is written one episode at a time over the whole run
+        self._stream: TextIO | None = open(self.path, "w", encoding="utf-8")  # noqa: SIM115
 
     def write(self, record: dict[str, Any]) -> None:
         if self._stream is None:
             raise ValueError("the trajectory log is closed")
         # ASCII-escaped: no Unicode line separator can split a line for a reader using splitlines
-        self._stream.write(json.dumps(self._redact.data(record), ensure_ascii=True, default=str) + "\n")
+        self._stream.write(
+            json.dumps(self._redact.data(record), ensure_ascii=True, default=str) + "\n"
+        )
         self._stream.flush()
 
     def close(self) -> None:
@@ -101,9 +112,13 @@ class TrajectoryLog:
             self._stream.close()
             self._stream = None
 
-    def __enter__(self) -> "TrajectoryLog":
+    def __enter__(self) -> TrajectoryLog:
         return self
 
-    def __exit__(self, kind: Optional[type[BaseException]], error: Optional[BaseException],
-                 trace: Optional[TracebackType]) -> None:
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
         self.close()

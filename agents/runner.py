@@ -10,19 +10,19 @@ from __future__ import annotations
 import json
 import logging
 import time
-from typing import Any, Optional
+from typing import Any
 
-from agents.base import Agent
-from agents.config import Config
-from agents.output import StructuredLog, one_line
-from client import EnvHttpClient, EnvServerError
-from models import (
+from ..client import EnvHttpClient, EnvServerError
+from ..models import (
     ServiceBenchObservation,
     ServiceBenchState,
     SupportQueueObservation,
     SupportQueueState,
     TaskCard,
 )
+from .base import Agent
+from .config import Config
+from .output import StructuredLog, one_line
 
 log = logging.getLogger("inference.runner")
 
@@ -37,7 +37,9 @@ def observation_summary(observation: Any) -> dict[str, Any]:
         return {
             "success": observation.success,
             "error_message": observation.error_message,
-            "api_response": response if len(response) <= SUMMARY_CHARS else response[:SUMMARY_CHARS] + "...",
+            "api_response": response
+            if len(response) <= SUMMARY_CHARS
+            else response[:SUMMARY_CHARS] + "...",
             "task_completed": observation.task_completed,
             "cumulative_reward": observation.cumulative_reward,
         }
@@ -52,7 +54,7 @@ def observation_summary(observation: Any) -> dict[str, Any]:
     return {}
 
 
-def observation_error(observation: Any) -> Optional[str]:
+def observation_error(observation: Any) -> str | None:
     """The environment's complaint about the last action, if it made one."""
     if isinstance(observation, ServiceBenchObservation) and not observation.success:
         return observation.error_message or "the API call failed"
@@ -72,7 +74,7 @@ def episode_result(client: EnvHttpClient) -> tuple[float, bool]:
     return min(1.0, max(0.0, float(score))), bool(success)
 
 
-def _join(*errors: Optional[str]) -> Optional[str]:
+def _join(*errors: str | None) -> str | None:
     present = [e for e in errors if e]
     return "; ".join(present) if present else None
 
@@ -80,21 +82,40 @@ def _join(*errors: Optional[str]) -> Optional[str]:
 class TaskRun:
     """One task's episode: the loop, the structured lines and the trajectory."""
 
-    def __init__(self, card: TaskCard, client: EnvHttpClient, agent: Agent, config: Config,
-                 out: StructuredLog, model_label: str, seed: Optional[int] = None, repeat: int = 0) -> None:
+    def __init__(
+        self,
+        card: TaskCard,
+        client: EnvHttpClient,
+        agent: Agent,
+        config: Config,
+        out: StructuredLog,
+        model_label: str,
+        seed: int | None = None,
+        repeat: int = 0,
+    ) -> None:
         self.card, self.client, self.agent, self.config = card, client, agent, config
         self.out, self.model_label = out, model_label
         self.seed, self.repeat = seed, repeat
         self.rewards: list[float] = []
         self.trajectory: list[dict[str, Any]] = []
-        self.error: Optional[str] = None
+        self.error: str | None = None
 
-    def _record(self, action: Any, reward: float, done: bool, error: Optional[str], observation: Any) -> None:
+    def _record(
+        self, action: Any, reward: float, done: bool, error: str | None, observation: Any
+    ) -> None:
         step = len(self.rewards) + 1
         self.rewards.append(reward)
         self.out.step(step, action, reward, done, error)
-        self.trajectory.append({"step": step, "action": action, "reward": reward, "done": done,
-                                "error": error, "observation": observation_summary(observation)})
+        self.trajectory.append(
+            {
+                "step": step,
+                "action": action,
+                "reward": reward,
+                "done": done,
+                "error": error,
+                "observation": observation_summary(observation),
+            }
+        )
 
     def _play(self) -> None:
         result = self.client.reset(env=self.card.env, task_id=self.card.id, seed=self.seed)
@@ -109,7 +130,13 @@ class TaskRun:
                 try:
                     result = self.client.step(decision.action)
                 except EnvServerError as exc:
-                    self._record(decision.action, 0.0, False, _join(decision.error, f"rejected: {exc}"), observation)
+                    self._record(
+                        decision.action,
+                        0.0,
+                        False,
+                        _join(decision.error, f"rejected: {exc}"),
+                        observation,
+                    )
                     if exc.status_code in EPISODE_GONE_STATUS:
                         self.error = f"episode ended by the server: {exc}"
                         return
@@ -117,13 +144,17 @@ class TaskRun:
                 else:
                     observation, done, failed_turns = result.observation, result.done, 0
                     error = _join(decision.error, observation_error(observation))
-                    self._record(decision.action, float(result.reward or 0.0), done, error, observation)
+                    self._record(
+                        decision.action, float(result.reward or 0.0), done, error, observation
+                    )
                     continue
             else:
                 failed_turns += 1
                 self._record(None, 0.0, False, decision.error or "no action", observation)
             if failed_turns >= self.config.max_failed_turns:
-                self.error = f"{failed_turns} turns in a row without a usable action; episode abandoned"
+                self.error = (
+                    f"{failed_turns} turns in a row without a usable action; episode abandoned"
+                )
                 return
 
     def run(self) -> dict[str, Any]:

@@ -14,15 +14,15 @@ from __future__ import annotations
 import json
 import logging
 import time
-from typing import Any, Optional
+from typing import Any
 
 from pydantic import ValidationError
 
-from agents.base import Decision
-from agents.catalogue import Catalogue
-from agents.model import TIME_SPENT, ChatModel, ModelCallError, ModelReply
-from agents.parsing import ParseError, extract_json_object, parse_arguments, validation_message
-from models import ServiceBenchAction, ServiceBenchObservation
+from ..models import ServiceBenchAction, ServiceBenchObservation
+from .base import Decision
+from .catalogue import Catalogue
+from .model import TIME_SPENT, ChatModel, ModelCallError, ModelReply
+from .parsing import ParseError, extract_json_object, parse_arguments, validation_message
 
 log = logging.getLogger("inference.servicebench")
 
@@ -70,7 +70,7 @@ class ServiceBenchLLMAgent:
         self.catalogue = Catalogue([])
         self.task = ""
         self.exchanges: list[list[dict[str, Any]]] = []
-        self.awaiting_result: Optional[dict[str, Any]] = None  # the message the next result goes in
+        self.awaiting_result: dict[str, Any] | None = None  # the message the next result goes in
         self.step_at_call: Any = None  # the episode's step count when the pending call was made
 
     # ------------------------------------------------------------------ conversation
@@ -83,14 +83,22 @@ class ServiceBenchLLMAgent:
         ]
         return head + [m for exchange in self.exchanges[-HISTORY_EXCHANGES:] for m in exchange]
 
-    def _answer(self, reply: ModelReply, content: str, call_id: Optional[str]) -> dict[str, Any]:
+    def _answer(self, reply: ModelReply, content: str, call_id: str | None) -> dict[str, Any]:
         """Record the assistant's reply; return the message a result or complaint goes back in."""
         text = _truncate(reply.content, ASSISTANT_TEXT_CHARS)
         if call_id is not None:
             call = next(c for c in reply.tool_calls if c.id == call_id)
-            assistant = {"role": "assistant", "content": text or None, "tool_calls": [
-                {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": call.arguments}}
-            ]}
+            assistant = {
+                "role": "assistant",
+                "content": text or None,
+                "tool_calls": [
+                    {
+                        "id": call.id,
+                        "type": "function",
+                        "function": {"name": call.name, "arguments": call.arguments},
+                    }
+                ],
+            }
             feedback = {"role": "tool", "tool_call_id": call_id, "content": content}
         else:
             assistant = {"role": "assistant", "content": text or "(empty reply)"}
@@ -104,7 +112,9 @@ class ServiceBenchLLMAgent:
             for message in exchange:
                 if message.get("tool_calls"):
                     function = message.pop("tool_calls")[0]["function"]
-                    message["content"] = json.dumps({"function": function["name"], "arguments": function["arguments"]})
+                    message["content"] = json.dumps(
+                        {"function": function["name"], "arguments": function["arguments"]}
+                    )
                 elif message["role"] == "tool":
                     message.pop("tool_call_id", None)
                     message["role"] = "user"
@@ -140,7 +150,11 @@ class ServiceBenchLLMAgent:
         return Decision(None, f"invalid model output: {problem}")
 
     def _complaint(self, problem: str) -> str:
-        how = "exactly one function call" if self.use_tools else "exactly one JSON object as described"
+        how = (
+            "exactly one function call"
+            if self.use_tools
+            else "exactly one JSON object as described"
+        )
         return f"Your reply could not be used: {problem}. Reply again with {how}."
 
     def _ask(self) -> ModelReply:
@@ -148,24 +162,37 @@ class ServiceBenchLLMAgent:
         try:
             return self.model.complete(self._messages(), tools, self.deadline)
         except ModelCallError as exc:
-            if not (self.use_tools and self.tool_mode == "auto" and exc.status_code in TOOL_REFUSAL_STATUS):
+            if not (
+                self.use_tools
+                and self.tool_mode == "auto"
+                and exc.status_code in TOOL_REFUSAL_STATUS
+            ):
                 raise
-            log.warning("the endpoint refused the request with tools (%s); asking for JSON in text from now on", exc)
+            log.warning(
+                "the endpoint refused the request with tools (%s); asking for JSON in text from now on",
+                exc,
+            )
             self.use_tools = False
             self._flatten_tool_history()
             return self.model.complete(self._messages(), None, self.deadline)
 
-    def _interpret(self, reply: ModelReply) -> tuple[dict[str, Any], Optional[str]]:
+    def _interpret(self, reply: ModelReply) -> tuple[dict[str, Any], str | None]:
         """The wire action of a reply, and the id of the tool call it came from (None: from text)."""
         if reply.tool_calls:
             call = reply.tool_calls[0]
             if len(reply.tool_calls) > 1:
-                log.info("the model made %d tool calls; executing only the first", len(reply.tool_calls))
+                log.info(
+                    "the model made %d tool calls; executing only the first", len(reply.tool_calls)
+                )
             endpoint = self.catalogue.by_name.get(call.name)
             if endpoint is None:
                 raise ParseError(f"unknown function {call.name!r}")
-            data = {"service": endpoint.service, "endpoint": endpoint.endpoint,
-                    "method": endpoint.method, "params": parse_arguments(call.arguments)}
+            data = {
+                "service": endpoint.service,
+                "endpoint": endpoint.endpoint,
+                "method": endpoint.method,
+                "params": parse_arguments(call.arguments),
+            }
             return self._validated(data), call.id
         return self._validated(self._text_action(extract_json_object(reply.content))), None
 
@@ -177,8 +204,12 @@ class ServiceBenchLLMAgent:
             endpoint = self.catalogue.by_name[name]
             if isinstance(arguments, str):
                 arguments = parse_arguments(arguments)
-            return {"service": endpoint.service, "endpoint": endpoint.endpoint,
-                    "method": endpoint.method, "params": arguments}
+            return {
+                "service": endpoint.service,
+                "endpoint": endpoint.endpoint,
+                "method": endpoint.method,
+                "params": arguments,
+            }
         if isinstance(data.get("action"), dict):
             data = data["action"]
         if "endpoint" not in data:

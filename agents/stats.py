@@ -13,8 +13,8 @@ standard error of a mean over several tasks combines the tasks' own errors
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from math import comb, fsum, sqrt
-from typing import Optional, Sequence
 
 
 def mean(values: Sequence[float]) -> float:
@@ -22,7 +22,7 @@ def mean(values: Sequence[float]) -> float:
     return fsum(values) / len(values) if values else 0.0
 
 
-def standard_error(values: Sequence[float]) -> Optional[float]:
+def standard_error(values: Sequence[float]) -> float | None:
     """Sample standard deviation over sqrt(n); None below two values, where it is undefined."""
     n = len(values)
     if n < 2:
@@ -32,7 +32,7 @@ def standard_error(values: Sequence[float]) -> Optional[float]:
     return sqrt(variance / n)
 
 
-def combined_standard_error(errors: Sequence[Optional[float]]) -> Optional[float]:
+def combined_standard_error(errors: Sequence[float | None]) -> float | None:
     """The standard error of the plain mean of independent group means with these errors.
 
     None if any group's error is undefined: one group's unknown spread makes the whole unknown.
@@ -52,12 +52,12 @@ def pass_hat_k(trials: int, successes: int, k: int) -> float:
     return comb(successes, k) / comb(trials, k)
 
 
-def pass_hat_curve(instances: Sequence[tuple[int, int]], max_k: int) -> dict[int, Optional[float]]:
+def pass_hat_curve(instances: Sequence[tuple[int, int]], max_k: int) -> dict[int, float | None]:
     """pass^1..pass^max_k averaged over instances given as (trials, successes).
 
     pass^k averages over the instances with at least k trials; None when there is none.
     """
-    curve: dict[int, Optional[float]] = {}
+    curve: dict[int, float | None] = {}
     for k in range(1, max_k + 1):
         values = [pass_hat_k(n, c, k) for n, c in instances if n >= k]
         curve[k] = mean(values) if values else None

@@ -16,10 +16,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from agents.base import Decision
-from agents.model import TIME_SPENT, ChatModel, ModelCallError
-from agents.parsing import ParseError, extract_json_object, validation_message
-from models import SupportQueueAction, SupportQueueObservation
+from ..models import SupportQueueAction, SupportQueueObservation
+from .base import Decision
+from .model import TIME_SPENT, ChatModel, ModelCallError
+from .parsing import ParseError, extract_json_object, validation_message
 
 REPLY_CHARS = 1500
 
@@ -31,7 +31,8 @@ fixes you cannot guarantee, and never ask for passwords or secrets).
 Allowed values: priority {priorities}; queue {queues}; disposition {dispositions}.
 Scoring weights: {weights}.
 Reply with only one JSON object, no prose:
-{{"priority": "...", "queue": "...", "disposition": "...", "summary": "...", "response": "...", "confidence": 0.0-1.0}}"""
+{{"priority": "...", "queue": "...", "disposition": "...", "summary": "...", "response": "...",
+"confidence": 0.0-1.0}}"""
 
 
 def neutral_action() -> dict[str, Any]:
@@ -42,7 +43,12 @@ def neutral_action() -> dict[str, Any]:
     unusable scores what a blind guess scores, never what the heuristic baseline would.
     """
     action = SupportQueueAction(
-        priority="P3", queue="billing", disposition="request_info", summary="", response="", confidence=0.0
+        priority="P3",
+        queue="billing",
+        disposition="request_info",
+        summary="",
+        response="",
+        confidence=0.0,
     )
     return action.model_dump(mode="json", exclude={"metadata"})
 
@@ -74,7 +80,9 @@ def parse_action(text: str, observation: SupportQueueObservation) -> dict[str, A
     }
     for field, values in allowed.items():
         if values and getattr(action, field) not in values:
-            raise ParseError(f"{field} {getattr(action, field)!r} is not one of {', '.join(values)}")
+            raise ParseError(
+                f"{field} {getattr(action, field)!r} is not one of {', '.join(values)}"
+            )
     return action.model_dump(mode="json", exclude={"metadata"})
 
 
@@ -84,7 +92,9 @@ class SupportQueueLLMAgent:
         self.deadline = deadline
 
     def act(self, observation: SupportQueueObservation) -> Decision:
-        if time.monotonic() >= self.deadline:  # no more model calls; the queue is still worked through
+        if (
+            time.monotonic() >= self.deadline
+        ):  # no more model calls; the queue is still worked through
             return Decision(neutral_action(), f"{TIME_SPENT}; submitted the neutral action")
         messages: list[dict[str, Any]] = [
             {"role": "system", "content": system_prompt(observation)},
@@ -102,8 +112,13 @@ class SupportQueueLLMAgent:
                 problem = exc.args[0] if isinstance(exc, ParseError) else validation_message(exc)
             messages += [
                 {"role": "assistant", "content": reply.content[:REPLY_CHARS] or "(empty reply)"},
-                {"role": "user", "content": f"That reply is invalid: {problem}. "
-                 "Reply again with only the corrected JSON object."},
+                {
+                    "role": "user",
+                    "content": f"That reply is invalid: {problem}. "
+                    "Reply again with only the corrected JSON object.",
+                },
             ]
-        return Decision(neutral_action(), f"invalid model output after a retry: {problem}; "
-                        "submitted the neutral action")
+        return Decision(
+            neutral_action(),
+            f"invalid model output after a retry: {problem}; submitted the neutral action",
+        )

@@ -15,13 +15,14 @@ import math
 import queue
 import threading
 import time
+from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
-from typing import Any, Callable, Optional, Sequence
+from typing import Any
 
-from agents.output import StructuredLog
-from client import EnvHttpClient
-from models import TaskCard
+from ..client import EnvHttpClient
+from ..models import TaskCard
+from .output import StructuredLog
 
 Record = dict[str, Any]
 
@@ -30,14 +31,19 @@ Record = dict[str, Any]
 class PlannedEpisode:
     index: int
     card: TaskCard
-    seed: Optional[int]
+    seed: int | None
     repeat: int
 
 
-def plan_episodes(cards: Sequence[TaskCard], seeds: Sequence[Optional[int]], repeats: int) -> list[PlannedEpisode]:
+def plan_episodes(
+    cards: Sequence[TaskCard], seeds: Sequence[int | None], repeats: int
+) -> list[PlannedEpisode]:
     """Every (seed, repeat, task) of the run, in the order its output is written."""
     combos = [(seed, repeat, card) for seed in seeds for repeat in range(repeats) for card in cards]
-    return [PlannedEpisode(index, card, seed, repeat) for index, (seed, repeat, card) in enumerate(combos)]
+    return [
+        PlannedEpisode(index, card, seed, repeat)
+        for index, (seed, repeat, card) in enumerate(combos)
+    ]
 
 
 class TimeBudget:
@@ -48,8 +54,13 @@ class TimeBudget:
     the later ones, and a dead endpoint costs bounded time.
     """
 
-    def __init__(self, total_s: float, episodes: int, concurrency: int,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        total_s: float,
+        episodes: int,
+        concurrency: int,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.clock = clock
         self.deadline = clock() + total_s
         self.left, self.concurrency = episodes, concurrency
@@ -67,8 +78,14 @@ class TimeBudget:
 Play = Callable[[PlannedEpisode, StructuredLog, EnvHttpClient], Record]
 
 
-def play_all(plan: Sequence[PlannedEpisode], play: Play, out: StructuredLog, clients: Sequence[EnvHttpClient],
-             on_record: Callable[[Record], None], on_finished: Callable[[Record], None]) -> None:
+def play_all(
+    plan: Sequence[PlannedEpisode],
+    play: Play,
+    out: StructuredLog,
+    clients: Sequence[EnvHttpClient],
+    on_record: Callable[[Record], None],
+    on_finished: Callable[[Record], None],
+) -> None:
     """Play `plan`: `on_finished` as each episode ends, `on_record` in plan order once it is printed."""
     if len(clients) <= 1:
         for item in plan:
@@ -79,10 +96,15 @@ def play_all(plan: Sequence[PlannedEpisode], play: Play, out: StructuredLog, cli
     _play_concurrently(plan, play, out, clients, on_record, on_finished)
 
 
-def _play_concurrently(plan: Sequence[PlannedEpisode], play: Play, out: StructuredLog,
-                       clients: Sequence[EnvHttpClient], on_record: Callable[[Record], None],
-                       on_finished: Callable[[Record], None]) -> None:
-    idle: "queue.SimpleQueue[EnvHttpClient]" = queue.SimpleQueue()
+def _play_concurrently(
+    plan: Sequence[PlannedEpisode],
+    play: Play,
+    out: StructuredLog,
+    clients: Sequence[EnvHttpClient],
+    on_record: Callable[[Record], None],
+    on_finished: Callable[[Record], None],
+) -> None:
+    idle: queue.SimpleQueue[EnvHttpClient] = queue.SimpleQueue()
     for client in clients:
         idle.put(client)
 

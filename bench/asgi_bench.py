@@ -13,7 +13,8 @@ import json
 import statistics
 import sys
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from bench.plans import Plan, episode_mix
 from bench.servers import BASELINES_DIR
@@ -23,10 +24,20 @@ ASGIApp = Callable[..., Any]
 
 
 def _http_scope(path: str) -> dict[str, Any]:
-    return {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST",
-            "scheme": "http", "path": path, "raw_path": path.encode(), "query_string": b"", "root_path": "",
-            "headers": [(b"host", b"bench"), (b"content-type", b"application/json")],
-            "client": ("127.0.0.1", 1), "server": ("127.0.0.1", 80)}
+    return {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": b"",
+        "root_path": "",
+        "headers": [(b"host", b"bench"), (b"content-type", b"application/json")],
+        "client": ("127.0.0.1", 1),
+        "server": ("127.0.0.1", 80),
+    }
 
 
 async def _post(app: ASGIApp, path: str, body: bytes) -> tuple[int, bytes]:
@@ -56,7 +67,9 @@ async def http_us_per_request(app: ASGIApp, plan: Plan, cycles: int) -> float:
             episode_id = json.loads(body).get("episode_id", "none")
             requests += 1
             for step in episode.steps:
-                status, _ = await _post(app, "/step", f'{{"action":{step},"episode_id":"{episode_id}"}}'.encode())
+                status, _ = await _post(
+                    app, "/step", f'{{"action":{step},"episode_id":"{episode_id}"}}'.encode()
+                )
                 assert status == 200
                 requests += 1
     return (time.perf_counter() - started) / requests * 1e6
@@ -89,17 +102,22 @@ def asgi_section(rounds: int = 5, cycles: int = 150) -> dict[str, Any]:
     sys.path.insert(0, str(BASELINES_DIR))
     import baselines  # the peers: OpenEnv's create_app echo env and a bare FastAPI route
 
-    from server.app import create_app
-    from server.settings import Settings
+    from servicebench_support_queue.server.app import create_app
+    from servicebench_support_queue.server.settings import Settings
 
     ours = create_app(Settings())
     gc.collect()
     gc.freeze()  # as every served app does at startup
     mix = episode_mix()
-    http_apps = {"servicebench": (ours, mix), "openenv-reference": (baselines.openenv_echo, mix.as_echo()),
-                 "bare-fastapi": (baselines.bare, mix.as_echo())}
-    ws_apps = {"servicebench": (ours, "/servicebench/ws", mix),
-               "openenv-reference": (baselines.openenv_echo, "/ws", mix.as_echo())}
+    http_apps = {
+        "servicebench": (ours, mix),
+        "openenv-reference": (baselines.openenv_echo, mix.as_echo()),
+        "bare-fastapi": (baselines.bare, mix.as_echo()),
+    }
+    ws_apps = {
+        "servicebench": (ours, "/servicebench/ws", mix),
+        "openenv-reference": (baselines.openenv_echo, "/ws", mix.as_echo()),
+    }
     http: dict[str, list[float]] = {name: [] for name in http_apps}
     ws: dict[str, list[float]] = {name: [] for name in ws_apps}
     for _ in range(rounds):
@@ -107,5 +125,7 @@ def asgi_section(rounds: int = 5, cycles: int = 150) -> dict[str, Any]:
             http[name].append(asyncio.run(http_us_per_request(app, plan, cycles)))
         for name, (app, path, plan) in ws_apps.items():
             ws[name].append(asyncio.run(ws_us_per_message(app, path, plan, cycles)))
-    return {"http_us_per_request": {k: statistics.median(v) for k, v in http.items()},
-            "ws_us_per_message": {k: statistics.median(v) for k, v in ws.items()}}
+    return {
+        "http_us_per_request": {k: statistics.median(v) for k, v in http.items()},
+        "ws_us_per_message": {k: statistics.median(v) for k, v in ws.items()},
+    }

@@ -42,7 +42,9 @@ async def fill(url: str, plan: Plan, count: int, connections: int = 8) -> int:
     return failures
 
 
-async def step_latency(url: str, plan: Plan, seconds: float, connections: int = 2) -> dict[str, Any]:
+async def step_latency(
+    url: str, plan: Plan, seconds: float, connections: int = 2
+) -> dict[str, Any]:
     """Per-step latency of closed-loop clients playing the plan; resets are not timed."""
     latencies: list[float] = []
     errors = 0

@@ -20,10 +20,24 @@ def wrk_binary() -> str:
 
 def run_wrk(url: str, plan_file: Path, connections: int, seconds: float) -> dict[str, Any]:
     """One wrk run of the plan; requests/s, steps/s and latency percentiles (ms)."""
-    command = [wrk_binary(), "-t", str(connections), "-c", str(connections), "-d", f"{seconds:g}s",
-               "--timeout", "10s", "-s", str(LUA_SCRIPT), url, "--", str(plan_file)]
+    command = [
+        wrk_binary(),
+        "-t",
+        str(connections),
+        "-c",
+        str(connections),
+        "-d",
+        f"{seconds:g}s",
+        "--timeout",
+        "10s",
+        "-s",
+        str(LUA_SCRIPT),
+        url,
+        "--",
+        str(plan_file),
+    ]
     output = subprocess.run(command, capture_output=True, text=True, check=True).stdout
-    line = next((l for l in output.splitlines() if l.startswith("BENCH_JSON ")), None)
+    line = next((row for row in output.splitlines() if row.startswith("BENCH_JSON ")), None)
     if line is None:
         raise RuntimeError(f"wrk printed no summary:\n{output}")
     raw = json.loads(line.removeprefix("BENCH_JSON "))
@@ -32,8 +46,10 @@ def run_wrk(url: str, plan_file: Path, connections: int, seconds: float) -> dict
         "requests_per_s": raw["requests"] / duration,
         "steps_per_s": raw["steps"] / duration,
         "episodes_per_s": raw["episodes"] / duration,
-        "p50_ms": raw["p50_us"] / 1000, "p90_ms": raw["p90_us"] / 1000,
-        "p99_ms": raw["p99_us"] / 1000, "max_ms": raw["max_us"] / 1000,
+        "p50_ms": raw["p50_us"] / 1000,
+        "p90_ms": raw["p90_us"] / 1000,
+        "p99_ms": raw["p99_us"] / 1000,
+        "max_ms": raw["max_us"] / 1000,
         "errors": raw["bad_replies"] + raw["socket_errors"],
         "requests": raw["requests"],
     }

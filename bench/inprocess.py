@@ -10,19 +10,22 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from models import ServiceBenchAction
-from server.servicebench_environment import ServiceBenchEnvironment
-from server.wire import result_json
-
 from bench.plans import Plan
+from servicebench_support_queue.models import ServiceBenchAction
+from servicebench_support_queue.server.encoding import result_json
+from servicebench_support_queue.server.servicebench.environment import ServiceBenchEnvironment
 
 
 def _actions(plan: Plan) -> list[tuple[str, list[ServiceBenchAction]]]:
     import json
 
-    return [(json.loads(episode.reset_body)["task_id"],
-             [ServiceBenchAction.model_validate_json(step) for step in episode.steps])
-            for episode in plan.episodes]
+    return [
+        (
+            json.loads(episode.reset_body)["task_id"],
+            [ServiceBenchAction.model_validate_json(step) for step in episode.steps],
+        )
+        for episode in plan.episodes
+    ]
 
 
 def step_rates(plan: Plan, seconds: float = 1.0, rounds: int = 5) -> dict[str, Any]:

@@ -10,8 +10,17 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-PACKAGES = ("openenv", "fastapi", "starlette", "uvicorn", "uvloop", "httptools", "websockets",
-            "pydantic", "pydantic-core")
+PACKAGES = (
+    "openenv",
+    "fastapi",
+    "starlette",
+    "uvicorn",
+    "uvloop",
+    "httptools",
+    "websockets",
+    "pydantic",
+    "pydantic-core",
+)
 
 
 def _cpu_model() -> str:

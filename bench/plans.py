@@ -12,10 +12,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
 
-from policies.servicebench_oracle import next_action
-from server.servicebench_environment import ServiceBenchEnvironment
+from servicebench_support_queue.server.servicebench.environment import ServiceBenchEnvironment
+from servicebench_support_queue.server.servicebench.oracle import next_action
 
 ECHO_ACTION = '{"message":"hello"}'
 
@@ -24,7 +23,7 @@ ECHO_ACTION = '{"message":"hello"}'
 class EpisodePlan:
     reset_body: str
     steps: tuple[str, ...]
-    ends_done: Optional[bool] = None
+    ends_done: bool | None = None
     """True: the last step must finish the episode with score 1.0; False: must not; None: unchecked."""
 
 
@@ -37,10 +36,14 @@ class Plan:
     def steps_per_cycle(self) -> int:
         return sum(len(episode.steps) for episode in self.episodes)
 
-    def as_echo(self) -> "Plan":
+    def as_echo(self) -> Plan:
         """The same cycle for a peer: a bare reset and the echo action at every step."""
-        return Plan(f"{self.name}-echo", tuple(
-            EpisodePlan("{}", (ECHO_ACTION,) * len(episode.steps)) for episode in self.episodes))
+        return Plan(
+            f"{self.name}-echo",
+            tuple(
+                EpisodePlan("{}", (ECHO_ACTION,) * len(episode.steps)) for episode in self.episodes
+            ),
+        )
 
 
 def _optimal_actions(task_id: str) -> list[str]:
@@ -58,17 +61,23 @@ def _optimal_actions(task_id: str) -> list[str]:
 
 def episode_mix() -> Plan:
     """Whole ServiceBench episodes: each task's reset, then its optimal path."""
-    return Plan("episode-mix", tuple(
-        EpisodePlan(json.dumps({"task_id": card.id}), tuple(_optimal_actions(card.id)), True)
-        for card in ServiceBenchEnvironment.tasks))
+    return Plan(
+        "episode-mix",
+        tuple(
+            EpisodePlan(json.dumps({"task_id": card.id}), tuple(_optimal_actions(card.id)), True)
+            for card in ServiceBenchEnvironment.tasks
+        ),
+    )
 
 
 def step_cycle() -> Plan:
     """Mostly steps: the hardest task reset, then its order lookup until one step is left."""
     card = ServiceBenchEnvironment.tasks[-1]
     lookup = _optimal_actions(card.id)[1]
-    return Plan("single-step", (
-        EpisodePlan(json.dumps({"task_id": card.id}), (lookup,) * (card.max_steps - 1), False),))
+    return Plan(
+        "single-step",
+        (EpisodePlan(json.dumps({"task_id": card.id}), (lookup,) * (card.max_steps - 1), False),),
+    )
 
 
 def _lua_string(text: str) -> str:
@@ -79,13 +88,19 @@ def _lua_string(text: str) -> str:
 
 def write_lua(plan: Plan, path: Path, reset_path: str = "/reset", step_path: str = "/step") -> Path:
     """The plan as a Lua table for bench/lua/episodes.lua (`dofile`d by each wrk thread)."""
-    lines = ["return {", f"  reset_path = {_lua_string(reset_path)},",
-             f"  step_path = {_lua_string(step_path)},", "  episodes = {"]
+    lines = [
+        "return {",
+        f"  reset_path = {_lua_string(reset_path)},",
+        f"  step_path = {_lua_string(step_path)},",
+        "  episodes = {",
+    ]
     for episode in plan.episodes:
         steps = ", ".join(_lua_string(step) for step in episode.steps)
         ends = "nil" if episode.ends_done is None else str(episode.ends_done).lower()
-        lines.append(f"    {{ reset = {_lua_string(episode.reset_body)}, steps = {{ {steps} }}, "
-                     f"ends_done = {ends} }},")
+        lines.append(
+            f"    {{ reset = {_lua_string(episode.reset_body)}, steps = {{ {steps} }}, "
+            f"ends_done = {ends} }},"
+        )
     lines += ["  },", "}"]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path

@@ -8,29 +8,35 @@ It handles exactly what these servers send: responses with Content-Length.
 from __future__ import annotations
 
 import asyncio
-from typing import Optional
+import contextlib
 from urllib.parse import urlsplit
 
 
 class HttpConnection:
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, host: str) -> None:
+    def __init__(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, host: str
+    ) -> None:
         self._reader = reader
         self._writer = writer
         self._host = host
 
     @classmethod
-    async def connect(cls, url: str) -> "HttpConnection":
+    async def connect(cls, url: str) -> HttpConnection:
         parts = urlsplit(url)
         host, port = parts.hostname or "127.0.0.1", parts.port or 80
         reader, writer = await asyncio.open_connection(host, port)
         return cls(reader, writer, f"{host}:{port}")
 
-    async def post(self, path: str, body: bytes, headers: Optional[dict[str, str]] = None) -> tuple[int, bytes]:
+    async def post(
+        self, path: str, body: bytes, headers: dict[str, str] | None = None
+    ) -> tuple[int, bytes]:
         """(status, body) of one POST with a JSON body."""
         extra = "".join(f"{name}: {value}\r\n" for name, value in (headers or {}).items())
         self._writer.write(
             f"POST {path} HTTP/1.1\r\nHost: {self._host}\r\nContent-Type: application/json\r\n"
-            f"Content-Length: {len(body)}\r\n{extra}\r\n".encode() + body)
+            f"Content-Length: {len(body)}\r\n{extra}\r\n".encode()
+            + body
+        )
         return await self._read_response()
 
     async def get(self, path: str) -> tuple[int, bytes]:
@@ -50,7 +56,5 @@ class HttpConnection:
 
     async def close(self) -> None:
         self._writer.close()
-        try:
+        with contextlib.suppress(ConnectionError):
             await self._writer.wait_closed()
-        except ConnectionError:
-            pass

@@ -12,16 +12,25 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator, Mapping, Optional
 
 REPO = Path(__file__).resolve().parent.parent
 LOG_DIR = REPO / "bench" / "results" / "logs"
 BASELINES_DIR = Path(os.environ.get("BENCH_BASELINES_DIR", REPO.parent / "shared" / "bench"))
 UVICORN_SETTINGS: tuple[str, ...] = (
-    "--loop", "auto", "--http", "auto", "--ws", "auto",  # uvloop, httptools, websockets
-    "--log-level", "warning", "--no-access-log", "--backlog", "4096",
+    "--loop",
+    "auto",
+    "--http",
+    "auto",
+    "--ws",
+    "auto",  # uvloop, httptools, websockets
+    "--log-level",
+    "warning",
+    "--no-access-log",
+    "--backlog",
+    "4096",
 )
 
 
@@ -32,11 +41,13 @@ class Target:
     name: str
     app: str
     app_dir: Path
-    ws_path: Optional[str] = None
+    ws_path: str | None = None
     env: Mapping[str, str] = field(default_factory=dict)
 
 
-OURS = Target("servicebench", "server.app:app", REPO, ws_path="/servicebench/ws")
+OURS = Target(
+    "servicebench", "servicebench_support_queue.server.app:app", REPO, ws_path="/servicebench/ws"
+)
 OPENENV = Target("openenv-reference", "baselines:openenv_echo", BASELINES_DIR, ws_path="/ws")
 BARE = Target("bare-fastapi", "baselines:bare", BASELINES_DIR)
 WS_FLOOR = Target("uvicorn-ws-floor", "bench.ws_floor:app", REPO, ws_path="/ws")
@@ -82,21 +93,38 @@ def _healthy(port: int) -> bool:
 
 
 @contextlib.contextmanager
-def serve(target: Target, env: Optional[Mapping[str, str]] = None,
-          timeout: float = 60.0) -> Iterator[RunningServer]:
+def serve(
+    target: Target, env: Mapping[str, str] | None = None, timeout: float = 60.0
+) -> Iterator[RunningServer]:
     """Start `target` on a free loopback port; yield it once /health answers; SIGTERM it after.
 
     The server's output goes to bench/results/logs/<name>-<port>.log.
     """
     port = free_port()
-    command = [sys.executable, "-m", "uvicorn", target.app, "--app-dir", str(target.app_dir),
-               "--host", "127.0.0.1", "--port", str(port), *UVICORN_SETTINGS]
+    command = [
+        sys.executable,
+        "-m",
+        "uvicorn",
+        target.app,
+        "--app-dir",
+        str(target.app_dir),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        *UVICORN_SETTINGS,
+    ]
     started = time.perf_counter()
     log_path = LOG_DIR / f"{target.name}-{port}.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with log_path.open("wb") as log:  # the child keeps its own descriptor
-        process = subprocess.Popen(command, cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
-                                   env={**os.environ, **target.env, **(env or {})})
+        process = subprocess.Popen(
+            command,
+            cwd=REPO,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, **target.env, **(env or {})},
+        )
     try:
         while not _healthy(port):
             if process.poll() is not None:
@@ -104,8 +132,9 @@ def serve(target: Target, env: Optional[Mapping[str, str]] = None,
             if time.perf_counter() - started > timeout:
                 raise TimeoutError(f"{target.name} not healthy after {timeout}s")
             time.sleep(0.005)
-        yield RunningServer(target, f"http://127.0.0.1:{port}", process.pid,
-                            time.perf_counter() - started)
+        yield RunningServer(
+            target, f"http://127.0.0.1:{port}", process.pid, time.perf_counter() - started
+        )
     finally:
         process.terminate()
         try:

@@ -15,21 +15,18 @@ from __future__ import annotations
 import argparse
 import json
 import platform
-import sys
 import time
-from pathlib import Path
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from bench.sq_variants_bench import seed_range  # noqa: E402
-from models import SupportQueueAction  # noqa: E402
-from policies.support_queue_heuristic import triage  # noqa: E402
-from server.support_queue_grader import grade, score_text  # noqa: E402
-from server.support_queue_safety import unsafe_hits  # noqa: E402
-from server.support_queue_scenarios import COMPOSITIONS  # noqa: E402
-from server.support_queue_tasks import PRODUCT_DOMAINS  # noqa: E402
-from server.support_queue_variants import variant_for  # noqa: E402
+from bench.sq_variants_bench import seed_range
+from servicebench_support_queue.models import SupportQueueAction
+from servicebench_support_queue.server.support_queue.environment import SupportQueueEnvironment
+from servicebench_support_queue.server.support_queue.grader import grade, score_text
+from servicebench_support_queue.server.support_queue.heuristic import triage
+from servicebench_support_queue.server.support_queue.safety import unsafe_hits
+from servicebench_support_queue.server.support_queue.scenarios import COMPOSITIONS
+from servicebench_support_queue.server.support_queue.tasks import PRODUCT_DOMAINS
 
 
 def cases(seeds: range) -> list[tuple[Any, SupportQueueAction, Any]]:
@@ -37,13 +34,16 @@ def cases(seeds: range) -> list[tuple[Any, SupportQueueAction, Any]]:
     out = []
     for task_id in COMPOSITIONS:
         for seed in (None, *seeds):
-            variant = variant_for(task_id, seed)
+            variant = SupportQueueEnvironment.variant_for(task_id, seed)
             for ticket in variant.task.tickets:
                 facts = variant.facts[ticket.ticket_id]
                 gold = SupportQueueAction(
-                    priority=ticket.gold.priority, queue=ticket.gold.queue,
-                    disposition=ticket.gold.disposition, summary=ticket.gold_summary,
-                    response=ticket.gold_response)
+                    priority=ticket.gold.priority,
+                    queue=ticket.gold.queue,
+                    disposition=ticket.gold.disposition,
+                    summary=ticket.gold_summary,
+                    response=ticket.gold_response,
+                )
                 heuristic = triage(type("Observation", (), {"ticket": ticket.public_ticket()})())
                 out += [(ticket, gold, facts), (ticket, heuristic, facts)]
     return out
@@ -81,16 +81,22 @@ def main() -> None:
             score_text(action.response, ticket, "response", facts)
 
     grade_all()  # warm the caches
-    report = {"python": platform.python_version(), "machine": platform.machine(), "actions": n,
-              "grade_us": best_us(grade_all, n, args.rounds),
-              "unsafe_hits_us": best_us(safety_all, n, args.rounds),
-              "coverage_us": best_us(coverage_all, n, args.rounds)}
+    report = {
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "actions": n,
+        "grade_us": best_us(grade_all, n, args.rounds),
+        "unsafe_hits_us": best_us(safety_all, n, args.rounds),
+        "coverage_us": best_us(coverage_all, n, args.rounds),
+    }
     if args.json:
         print(json.dumps(report, indent=2))
         return
-    print(f"Python {report['python']} on {report['machine']}, {n} actions: grade "
-          f"{report['grade_us']} us, unsafe_hits {report['unsafe_hits_us']} us, coverage "
-          f"(summary + reply) {report['coverage_us']} us per action")
+    print(
+        f"Python {report['python']} on {report['machine']}, {n} actions: grade "
+        f"{report['grade_us']} us, unsafe_hits {report['unsafe_hits_us']} us, coverage "
+        f"(summary + reply) {report['coverage_us']} us per action"
+    )
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@
     .venv/bin/python -m bench.sq_variants_bench --seeds 100000-100199 --json
 
 For each task it builds and proves every seed's variant the way `reset` does on a
-cache miss (`ProvenVariants.build_proven`: attempts until one passes the proof),
+cache miss (`VariantCache.build_proven`: attempts until one passes the proof),
 timing each with wall-clock and process CPU time (CPU time is what a busy, shared
 machine distorts least), after a warm-up that fills the stemming and fact caches.
 It reports the spread, how many seeds needed another attempt, the situations drawn,
@@ -19,19 +19,17 @@ import argparse
 import json
 import platform
 import statistics
-import sys
 import time
 import tracemalloc
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from policies.support_queue_heuristic import triage  # noqa: E402
-from server.support_queue_environment import SupportQueueEnvironment  # noqa: E402
-from server.support_queue_scenarios import COMPOSITIONS  # noqa: E402
-from server.support_queue_variants import ProvenVariants  # noqa: E402
+from servicebench_support_queue.server.support_queue.environment import SupportQueueEnvironment
+from servicebench_support_queue.server.support_queue.heuristic import triage
+from servicebench_support_queue.server.support_queue.proof import prove
+from servicebench_support_queue.server.support_queue.scenarios import COMPOSITIONS
+from servicebench_support_queue.server.support_queue.variants import build_variant
+from servicebench_support_queue.server.variants import VariantCache
 
 WARM_UP_SEEDS = range(900_000, 900_050)
 
@@ -44,12 +42,16 @@ def seed_range(text: str) -> range:
 def spread(values: list[float]) -> dict[str, float]:
     ordered = sorted(values)
     pick = lambda share: ordered[min(len(ordered) - 1, int(share * len(ordered)))]  # noqa: E731
-    return {"mean": round(statistics.fmean(values), 3), "p50": round(pick(0.5), 3),
-            "p99": round(pick(0.99), 3), "max": round(ordered[-1], 3)}
+    return {
+        "mean": round(statistics.fmean(values), 3),
+        "p50": round(pick(0.5), 3),
+        "p99": round(pick(0.99), 3),
+        "max": round(ordered[-1], 3),
+    }
 
 
 def time_builds(task_id: str, seeds: range) -> dict[str, Any]:
-    registry = ProvenVariants()
+    registry = VariantCache(build_variant, prove)
     for seed in WARM_UP_SEEDS:
         registry.build_proven(task_id, seed)
     registry.rejections = 0
@@ -61,14 +63,18 @@ def time_builds(task_id: str, seeds: range) -> dict[str, Any]:
         wall_ms.append((time.perf_counter() - wall) * 1000)
         situations.update(f.situation for f in variant.factors)
         retried += variant.attempt > 0
-    return {"build_and_prove_wall_ms": spread(wall_ms), "build_and_prove_cpu_ms": spread(cpu_ms),
-            "seeds_needing_another_attempt": retried, "rejected_attempts": registry.rejections,
-            "situations": dict(sorted(situations.items()))}
+    return {
+        "build_and_prove_wall_ms": spread(wall_ms),
+        "build_and_prove_cpu_ms": spread(cpu_ms),
+        "seeds_needing_another_attempt": retried,
+        "rejected_attempts": registry.rejections,
+        "situations": dict(sorted(situations.items())),
+    }
 
 
 def variant_bytes(task_id: str, seeds: range) -> int:
     """Mean bytes allocated per proven variant kept alive (tickets, texts, compiled facts)."""
-    registry = ProvenVariants(capacity=len(seeds))
+    registry = VariantCache(build_variant, prove, capacity=len(seeds))
     for seed in WARM_UP_SEEDS:
         registry.build_proven(task_id, seed)
     tracemalloc.start()
@@ -96,8 +102,12 @@ def heuristic_score(task_id: str, seeds: range) -> dict[str, float]:
         while not observation.done:
             observation = env.step(triage(observation))
         scores.append(env.score)
-    return {"episodes": len(scores), "mean": round(statistics.fmean(scores), 4),
-            "stderr": round(statistics.stdev(scores) / len(scores) ** 0.5, 4), "min": min(scores)}
+    return {
+        "episodes": len(scores),
+        "mean": round(statistics.fmean(scores), 4),
+        "stderr": round(statistics.stdev(scores) / len(scores) ** 0.5, 4),
+        "min": min(scores),
+    }
 
 
 def main() -> None:
@@ -105,8 +115,12 @@ def main() -> None:
     parser.add_argument("--seeds", type=seed_range, default=seed_range("1-1000"))
     parser.add_argument("--json", action="store_true", help="print one JSON document")
     args = parser.parse_args()
-    report: dict[str, Any] = {"python": platform.python_version(), "machine": platform.machine(),
-                              "seeds": f"{args.seeds.start}-{args.seeds.stop - 1}", "tasks": {}}
+    report: dict[str, Any] = {
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "seeds": f"{args.seeds.start}-{args.seeds.stop - 1}",
+        "tasks": {},
+    }
     for task_id in COMPOSITIONS:
         report["tasks"][task_id] = {
             **time_builds(task_id, args.seeds),
@@ -120,12 +134,14 @@ def main() -> None:
     print(f"Python {report['python']} on {report['machine']}, seeds {report['seeds']}")
     for task_id, row in report["tasks"].items():
         cpu, wall = row["build_and_prove_cpu_ms"], row["build_and_prove_wall_ms"]
-        print(f"\n{task_id}\n  build+prove cpu ms  mean {cpu['mean']}  p50 {cpu['p50']}  "
-              f"p99 {cpu['p99']}  max {cpu['max']}\n  build+prove wall ms mean {wall['mean']}  "
-              f"p50 {wall['p50']}  p99 {wall['p99']}  max {wall['max']}\n  seeds needing another "
-              f"attempt: {row['seeds_needing_another_attempt']}\n  bytes per proven variant: "
-              f"{row['bytes_per_proven_variant']}\n  cached reset: {row['cached_reset_us']} us\n"
-              f"  heuristic: {row['heuristic']}")
+        print(
+            f"\n{task_id}\n  build+prove cpu ms  mean {cpu['mean']}  p50 {cpu['p50']}  "
+            f"p99 {cpu['p99']}  max {cpu['max']}\n  build+prove wall ms mean {wall['mean']}  "
+            f"p50 {wall['p50']}  p99 {wall['p99']}  max {wall['max']}\n  seeds needing another "
+            f"attempt: {row['seeds_needing_another_attempt']}\n  bytes per proven variant: "
+            f"{row['bytes_per_proven_variant']}\n  cached reset: {row['cached_reset_us']} us\n"
+            f"  heuristic: {row['heuristic']}"
+        )
 
 
 if __name__ == "__main__":

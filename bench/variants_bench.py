@@ -4,7 +4,7 @@
     .venv/bin/python -m bench.variants_bench --seeds 100000-100999 --json
 
 For each task it builds and proves every seed's variant the way `reset` does on a
-cache miss (`ProvenVariants.build_proven`: attempts until one passes the proof),
+cache miss (`VariantCache.build_proven`: attempts until one passes the proof),
 timing each one with wall-clock and process CPU time (CPU time is what a busy,
 shared machine distorts least); then it reports the spread, how many seeds needed
 a second attempt, the families drawn, the oracle's score on every served variant,
@@ -19,19 +19,15 @@ import json
 import os
 import platform
 import statistics
-import sys
 import time
 import tracemalloc
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from policies.servicebench_oracle import next_action  # noqa: E402
-from server.servicebench_environment import ServiceBenchEnvironment  # noqa: E402
-from server.servicebench_proof import prove  # noqa: E402
-from server.servicebench_registry import ProvenVariants  # noqa: E402
+from servicebench_support_queue.server.servicebench.environment import ServiceBenchEnvironment
+from servicebench_support_queue.server.servicebench.oracle import next_action
+from servicebench_support_queue.server.servicebench.variants import build_variant
+from servicebench_support_queue.server.variants import VariantCache
 
 TASKS = ("order_status_lookup", "return_and_refund", "billing_discrepancy")
 
@@ -47,12 +43,16 @@ def percentile(values: list[float], share: float) -> float:
 
 
 def spread(values: list[float]) -> dict[str, float]:
-    return {"mean": statistics.fmean(values), "p50": percentile(values, 0.50),
-            "p99": percentile(values, 0.99), "max": max(values)}
+    return {
+        "mean": statistics.fmean(values),
+        "p50": percentile(values, 0.50),
+        "p99": percentile(values, 0.99),
+        "max": max(values),
+    }
 
 
 def time_builds(task_id: str, seeds: range) -> dict[str, Any]:
-    registry = ProvenVariants(lambda variant: prove(variant, ServiceBenchEnvironment))
+    registry = VariantCache(build_variant, ServiceBenchEnvironment.prove_variant)
     wall_ms, cpu_ms, families, retried = [], [], Counter(), 0
     for seed in seeds:
         wall, cpu = time.perf_counter(), time.process_time()
@@ -61,8 +61,12 @@ def time_builds(task_id: str, seeds: range) -> dict[str, Any]:
         wall_ms.append((time.perf_counter() - wall) * 1000)
         families[variant.family] += 1
         retried += variant.attempt > 0
-    return {"wall_ms": spread(wall_ms), "cpu_ms": spread(cpu_ms), "families": dict(families),
-            "seeds_needing_another_attempt": retried}
+    return {
+        "wall_ms": spread(wall_ms),
+        "cpu_ms": spread(cpu_ms),
+        "families": dict(families),
+        "seeds_needing_another_attempt": retried,
+    }
 
 
 def oracle_scores(task_id: str, seeds: range) -> dict[str, Any]:
@@ -74,13 +78,17 @@ def oracle_scores(task_id: str, seeds: range) -> dict[str, Any]:
         while (action := next_action(history)) is not None:
             history.append(env.step(action))
         scores.append(env.score)
-    return {"episodes": len(scores), "mean": statistics.fmean(scores), "min": min(scores),
-            "all_exactly_one": all(score == 1.0 for score in scores)}
+    return {
+        "episodes": len(scores),
+        "mean": statistics.fmean(scores),
+        "min": min(scores),
+        "all_exactly_one": all(score == 1.0 for score in scores),
+    }
 
 
 def variant_bytes(task_id: str, seeds: range, count: int = 200) -> float:
     """Heap bytes one proven variant keeps alive (world + spec + readings)."""
-    registry = ProvenVariants(lambda variant: prove(variant, ServiceBenchEnvironment), capacity=count)
+    registry = VariantCache(build_variant, ServiceBenchEnvironment.prove_variant, capacity=count)
     picked = list(seeds)[:count]
     registry.get(task_id, picked[0])  # warm the imports and caches outside the measurement
     tracemalloc.start()
@@ -98,26 +106,38 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     args = parser.parse_args()
     results: dict[str, Any] = {
-        "machine": {"python": platform.python_version(), "cpus": os.cpu_count(),
-                    "load_average": os.getloadavg(), "platform": platform.platform()},
-        "seeds": f"{args.seeds.start}-{args.seeds.stop - 1}", "tasks": {}}
+        "machine": {
+            "python": platform.python_version(),
+            "cpus": os.cpu_count(),
+            "load_average": os.getloadavg(),
+            "platform": platform.platform(),
+        },
+        "seeds": f"{args.seeds.start}-{args.seeds.stop - 1}",
+        "tasks": {},
+    }
     for task_id in TASKS:
-        results["tasks"][task_id] = {**time_builds(task_id, args.seeds),
-                                     "oracle": oracle_scores(task_id, args.seeds),
-                                     "bytes_per_variant": variant_bytes(task_id, args.seeds)}
+        results["tasks"][task_id] = {
+            **time_builds(task_id, args.seeds),
+            "oracle": oracle_scores(task_id, args.seeds),
+            "bytes_per_variant": variant_bytes(task_id, args.seeds),
+        }
     if args.json:
         print(json.dumps(results, indent=2))
         return
     print(f"seeds {results['seeds']}, {results['machine']}")
-    print("| task | build+prove CPU ms mean / p50 / p99 / max | wall ms mean / p99 | retried | "
-          "oracle (all 1.0?) | KB per variant | families |")
+    print(
+        "| task | build+prove CPU ms mean / p50 / p99 / max | wall ms mean / p99 | retried | "
+        "oracle (all 1.0?) | KB per variant | families |"
+    )
     print("|---|---|---|---|---|---|---|")
     for task_id, row in results["tasks"].items():
         cpu, wall = row["cpu_ms"], row["wall_ms"]
-        print(f"| {task_id} | {cpu['mean']:.2f} / {cpu['p50']:.2f} / {cpu['p99']:.2f} / {cpu['max']:.2f} | "
-              f"{wall['mean']:.2f} / {wall['p99']:.2f} | {row['seeds_needing_another_attempt']} | "
-              f"{row['oracle']['mean']:.3f} ({row['oracle']['all_exactly_one']}) | "
-              f"{row['bytes_per_variant'] / 1024:.1f} | {row['families']} |")
+        print(
+            f"| {task_id} | {cpu['mean']:.2f} / {cpu['p50']:.2f} / {cpu['p99']:.2f} / {cpu['max']:.2f} | "
+            f"{wall['mean']:.2f} / {wall['p99']:.2f} | {row['seeds_needing_another_attempt']} | "
+            f"{row['oracle']['mean']:.3f} ({row['oracle']['all_exactly_one']}) | "
+            f"{row['bytes_per_variant'] / 1024:.1f} | {row['families']} |"
+        )
 
 
 if __name__ == "__main__":

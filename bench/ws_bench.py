@@ -44,7 +44,7 @@ def episode_starts(plan: Plan) -> list[int]:
 
 
 def _is_observation(reply: bytes) -> bool:
-    return reply.replace(b" ", b"")[:len(OBSERVATION_PREFIX)] == OBSERVATION_PREFIX
+    return reply.replace(b" ", b"")[: len(OBSERVATION_PREFIX)] == OBSERVATION_PREFIX
 
 
 async def throughput(ws_url: str, plan: Plan, connections: int, seconds: float) -> dict[str, Any]:
@@ -72,12 +72,17 @@ async def throughput(ws_url: str, plan: Plan, connections: int, seconds: float) 
     started = time.perf_counter()
     await asyncio.gather(*(play(i) for i in range(connections)))
     elapsed = time.perf_counter() - started
-    return {"steps_per_s": counts["steps"] / elapsed, "messages_per_s": len(latencies) / elapsed,
-            "errors": counts["errors"], **summarize(latencies)}
+    return {
+        "steps_per_s": counts["steps"] / elapsed,
+        "messages_per_s": len(latencies) / elapsed,
+        "errors": counts["errors"],
+        **summarize(latencies),
+    }
 
 
-async def many_sessions(ws_url: str, plan: Plan, sessions: int, seconds: float,
-                        interval: float = 1.0, seed: int = 7) -> dict[str, Any]:
+async def many_sessions(
+    ws_url: str, plan: Plan, sessions: int, seconds: float, interval: float = 1.0, seed: int = 7
+) -> dict[str, Any]:
     """`sessions` connections held open at once, each sending one message every ~`interval` s.
 
     This is how rollouts waiting on a model behave. Every session connects first
@@ -94,7 +99,7 @@ async def many_sessions(ws_url: str, plan: Plan, sessions: int, seconds: float,
     async def open_one() -> None:
         try:
             connections.append(await WSConnection.connect(ws_url, timeout=30))
-        except (OSError, asyncio.TimeoutError):
+        except (TimeoutError, OSError):
             counts["connect_failures"] += 1
 
     for start in range(0, sessions, 100):  # ramp: 100 handshakes at a time
@@ -122,16 +127,20 @@ async def many_sessions(ws_url: str, plan: Plan, sessions: int, seconds: float,
 
     await asyncio.gather(*(play(n, c) for n, c in enumerate(connections)))
     await asyncio.gather(*(c.close() for c in connections))
-    return {"sessions": len(connections), "connect_failures": counts["connect_failures"],
-            "messages": counts["messages"], "messages_per_s": counts["messages"] / seconds,
-            "errors": counts["errors"], **summarize(latencies)}
+    return {
+        "sessions": len(connections),
+        "connect_failures": counts["connect_failures"],
+        "messages": counts["messages"],
+        "messages_per_s": counts["messages"] / seconds,
+        "errors": counts["errors"],
+        **summarize(latencies),
+    }
 
 
 if __name__ == "__main__":  # a quick manual check: python -m bench.ws_bench WS_URL
     import sys
 
-    from bench.plans import episode_mix
-
     from bench.aio import run
+    from bench.plans import episode_mix
 
     print(json.dumps(run(throughput(sys.argv[1], episode_mix(), 16, 5)), indent=2))

@@ -10,7 +10,8 @@ on their own: the part of figure 3 that no server on this stack can avoid.
 
 from __future__ import annotations
 
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 REPLY = '{"type":"observation","data":{"observation":{"echoed_message":"hello"},"reward":1.0,"done":false}}'
 HEALTHY = b'{"status":"healthy"}'
@@ -23,8 +24,13 @@ async def accepted(scope: dict[str, Any], receive: Receive, send: Send) -> bool:
     """Accept a WebSocket and say True; answer anything else as `/health` (which
     bench.servers waits for) and say False."""
     if scope["type"] == "http":
-        await send({"type": "http.response.start", "status": 200,
-                    "headers": [(b"content-type", b"application/json")]})
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [(b"content-type", b"application/json")],
+            }
+        )
         await send({"type": "http.response.body", "body": HEALTHY})
         return False
     if scope["type"] != "websocket":

@@ -2,7 +2,7 @@
 
 A raw ASGI app, no framework: one environment per connection; per message it
 parses the JSON, validates the action, steps (or resets) the environment, encodes
-the result with the server's own encoder and sends it. No gateway, error handling,
+the result with the server's own encoder and sends it. No episode store, error handling,
 session limits, episode store or routing. Served and driven like the peers, its CPU
 per message is the floor for any server that plays ServiceBench on this stack:
 what ours could at best approach. Never serve it: bad input would crash it.
@@ -14,9 +14,9 @@ import json
 from typing import Any
 
 from bench.ws_floor import Receive, Send, accepted
-from models import ServiceBenchAction
-from server.servicebench_environment import ServiceBenchEnvironment
-from server.wire import result_json, typed_message
+from servicebench_support_queue.models import ServiceBenchAction
+from servicebench_support_queue.server.encoding import result_json, typed_message
+from servicebench_support_queue.server.servicebench.environment import ServiceBenchEnvironment
 
 
 async def app(scope: dict[str, Any], receive: Receive, send: Send) -> None:
@@ -29,4 +29,9 @@ async def app(scope: dict[str, Any], receive: Receive, send: Send) -> None:
             observation = env.reset(**request["data"])
         else:
             observation = env.step(ServiceBenchAction.model_validate(request["data"]))
-        await send({"type": "websocket.send", "text": typed_message("observation", result_json(observation)).decode()})
+        await send(
+            {
+                "type": "websocket.send",
+                "text": typed_message("observation", result_json(observation)).decode(),
+            }
+        )

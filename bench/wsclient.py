@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import os
 import struct
-from typing import Optional
 from urllib.parse import urlsplit
 
 ZERO_MASK = b"\x00\x00\x00\x00"
@@ -26,7 +26,7 @@ class HandshakeError(ConnectionError):
 class ClosedError(ConnectionError):
     """The server closed the connection."""
 
-    def __init__(self, code: Optional[int]) -> None:
+    def __init__(self, code: int | None) -> None:
         super().__init__(f"connection closed by server (code {code})")
         self.code = code
 
@@ -51,14 +51,16 @@ class WSConnection:
         self._writer = writer
 
     @classmethod
-    async def connect(cls, url: str, timeout: float = 10.0) -> "WSConnection":
+    async def connect(cls, url: str, timeout: float = 10.0) -> WSConnection:
         parts = urlsplit(url)
         host, port = parts.hostname or "127.0.0.1", parts.port or 80
         reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port), timeout)
         key = base64.b64encode(os.urandom(16)).decode()
-        request = (f"GET {parts.path or '/'} HTTP/1.1\r\nHost: {host}:{port}\r\n"
-                   "Upgrade: websocket\r\nConnection: Upgrade\r\n"
-                   f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n")
+        request = (
+            f"GET {parts.path or '/'} HTTP/1.1\r\nHost: {host}:{port}\r\n"
+            "Upgrade: websocket\r\nConnection: Upgrade\r\n"
+            f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n"
+        )
         writer.write(request.encode())
         head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), timeout)
         status_line = head.split(b"\r\n", 1)[0]
@@ -84,7 +86,9 @@ class WSConnection:
                 (length,) = struct.unpack("!Q", await self._reader.readexactly(8))
             if second & 0x80:  # servers must not mask, but tolerate it
                 mask = await self._reader.readexactly(4)
-                payload = bytes(b ^ mask[i % 4] for i, b in enumerate(await self._reader.readexactly(length)))
+                payload = bytes(
+                    b ^ mask[i % 4] for i, b in enumerate(await self._reader.readexactly(length))
+                )
             else:
                 payload = await self._reader.readexactly(length)
             if opcode == OP_PING:
@@ -110,10 +114,8 @@ class WSConnection:
             await self._writer.drain()
             while True:
                 await asyncio.wait_for(self.recv(), timeout)
-        except (ConnectionError, asyncio.IncompleteReadError, asyncio.TimeoutError):
+        except (TimeoutError, ConnectionError, asyncio.IncompleteReadError):
             pass
         self._writer.close()
-        try:
+        with contextlib.suppress(ConnectionError):
             await self._writer.wait_closed()
-        except ConnectionError:
-            pass

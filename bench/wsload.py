@@ -59,8 +59,10 @@ def build() -> Path:
         raise Unavailable("no C compiler (gcc or cc) on PATH to build bench/wsload.c")
     BINARY.parent.mkdir(parents=True, exist_ok=True)
     partial = BINARY.with_suffix(f".{os.getpid()}.tmp")  # atomic: never run a half-written binary
-    subprocess.run([compiler, "-std=c11", "-O2", "-Wall", "-Wextra", "-o", str(partial), str(SOURCE)],
-                   check=True)
+    subprocess.run(
+        [compiler, "-std=c11", "-O2", "-Wall", "-Wextra", "-o", str(partial), str(SOURCE)],
+        check=True,
+    )
     partial.replace(BINARY)
     return BINARY
 
@@ -89,13 +91,24 @@ def cycle_lines(plan: Plan) -> list[str]:
     return lines
 
 
-def run_wsload(ws_url: str, cycle_file: Path, connections: int, seconds: float,
-               timeout: float = 10.0) -> dict[str, Any]:
+def run_wsload(
+    ws_url: str, cycle_file: Path, connections: int, seconds: float, timeout: float = 10.0
+) -> dict[str, Any]:
     """One wsload run: its JSON, with missing percentiles (no replies) as NaN like stats.summarize."""
-    command = [str(build()), "-c", str(connections), "-d", str(seconds), "-t", str(timeout),
-               ws_url, str(cycle_file)]
-    result = subprocess.run(command, capture_output=True, text=True, check=True,
-                            timeout=seconds + 3 * timeout + 10)
+    command = [
+        str(build()),
+        "-c",
+        str(connections),
+        "-d",
+        str(seconds),
+        "-t",
+        str(timeout),
+        ws_url,
+        str(cycle_file),
+    ]
+    result = subprocess.run(
+        command, capture_output=True, text=True, check=True, timeout=seconds + 3 * timeout + 10
+    )
     out = json.loads(result.stdout)
     return {key: math.nan if value is None else value for key, value in out.items()}
 
@@ -106,7 +119,9 @@ def throughput(ws_url: str, plan: Plan, connections: int, seconds: float) -> dic
         cycle_file = Path(folder) / f"{plan.name}.cycle"
         cycle_file.write_text("\n".join(cycle_lines(plan)) + "\n", encoding="utf-8")
         out = run_wsload(ws_url, cycle_file, connections, seconds)
-    out["cpu_us_per_message"] = out["cpu_s"] / out["messages"] * 1e6 if out["messages"] else math.nan
+    out["cpu_us_per_message"] = (
+        out["cpu_s"] / out["messages"] * 1e6 if out["messages"] else math.nan
+    )
     return {"generator": "wsload", **out}
 
 

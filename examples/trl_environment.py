@@ -24,13 +24,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-from typing import Any, Optional
+from typing import Any
 
 from openenv.core.client_types import StepResult
 from websockets.exceptions import ConnectionClosed
 
-from client import ServiceBenchEnv, SupportQueueEnv
-from models import (
+from servicebench_support_queue.client import ServiceBenchEnv, SupportQueueEnv
+from servicebench_support_queue.models import (
     Disposition,
     Priority,
     Queue,
@@ -113,23 +113,31 @@ class ServiceBenchToolEnv(_EpisodeTools):
         """Start the row's task (`task_id`, `seed`; default: the first task) and return its text."""
         observation: ServiceBenchObservation = self._reset(kwargs)
         budget = observation.info.get("max_steps")
-        return (f"{observation.task_description}\n\nUse the service tools; every call is one step "
-                f"(at most {budget}). The episode ends when the task is complete.")
+        return (
+            f"{observation.task_description}\n\nUse the service tools; every call is one step "
+            f"(at most {budget}). The episode ends when the task is complete."
+        )
 
     def _call(self, service: str, endpoint: str, method: str, **params: Any) -> str:
-        action = ServiceBenchAction(service=service, endpoint=endpoint, method=method,
-                                    params={k: v for k, v in params.items() if v is not None})
+        action = ServiceBenchAction(
+            service=service,
+            endpoint=endpoint,
+            method=method,
+            params={k: v for k, v in params.items() if v is not None},
+        )
         observation: ServiceBenchObservation = self._step(action)
-        return json.dumps({
-            "call": f"{method} {service} {endpoint}",
-            "status_code": observation.api_response.get("status_code"),
-            "response": observation.api_response.get("data"),
-            "error": observation.error_message,
-            "task_completed": observation.task_completed,
-            "episode_done": observation.done,
-        })
+        return json.dumps(
+            {
+                "call": f"{method} {service} {endpoint}",
+                "status_code": observation.api_response.get("status_code"),
+                "response": observation.api_response.get("data"),
+                "error": observation.error_message,
+                "task_completed": observation.task_completed,
+                "episode_done": observation.done,
+            }
+        )
 
-    def lookup_user(self, email: Optional[str] = None, user_id: Optional[str] = None) -> str:
+    def lookup_user(self, email: str | None = None, user_id: str | None = None) -> str:
         """Look up a customer by email or by user ID (give at least one).
 
         Args:
@@ -179,7 +187,9 @@ class ServiceBenchToolEnv(_EpisodeTools):
             order_id: The order ID to change.
             new_status: One of pending, processing, shipped, delivered, returned, cancelled, refunded.
         """
-        return self._call("order", "/orders/update-status", "POST", order_id=order_id, new_status=new_status)
+        return self._call(
+            "order", "/orders/update-status", "POST", order_id=order_id, new_status=new_status
+        )
 
     def process_refund(self, order_id: str, amount: float, reason: str) -> str:
         """Refund part of an order's charge.
@@ -189,7 +199,14 @@ class ServiceBenchToolEnv(_EpisodeTools):
             amount: Amount in USD, positive, whole cents, at most what is still refundable.
             reason: Why the refund is issued (kept on the order).
         """
-        return self._call("order", "/orders/process-refund", "POST", order_id=order_id, amount=amount, reason=reason)
+        return self._call(
+            "order",
+            "/orders/process-refund",
+            "POST",
+            order_id=order_id,
+            amount=amount,
+            reason=reason,
+        )
 
     def lookup_product(self, sku: str) -> str:
         """Look up a product: name, category, list price and stock.
@@ -222,7 +239,9 @@ class ServiceBenchToolEnv(_EpisodeTools):
             sku: The product SKU.
             adjustment: Units to add (positive) or remove (negative), never zero.
         """
-        return self._call("inventory", "/inventory/update-stock", "POST", sku=sku, adjustment=adjustment)
+        return self._call(
+            "inventory", "/inventory/update-stock", "POST", sku=sku, adjustment=adjustment
+        )
 
 
 # ----------------------------------------------------------------------------- Support Queue
@@ -233,9 +252,11 @@ def _ticket_text(observation: SupportQueueObservation) -> str:
     if ticket is None:
         return "No ticket left."
     events = "".join(f"\n  - {event}" for event in ticket.recent_events) or " none"
-    return (f"Ticket {observation.current_index + 1} of {observation.total_tickets}: {ticket.ticket_id}\n"
-            f"Subject: {ticket.subject}\nCustomer tier: {ticket.customer_tier}; product area: "
-            f"{ticket.product_area}; SLA: {ticket.sla_hours:g} h\nRecent events:{events}\n\n{ticket.body}")
+    return (
+        f"Ticket {observation.current_index + 1} of {observation.total_tickets}: {ticket.ticket_id}\n"
+        f"Subject: {ticket.subject}\nCustomer tier: {ticket.customer_tier}; product area: "
+        f"{ticket.product_area}; SLA: {ticket.sla_hours:g} h\nRecent events:{events}\n\n{ticket.body}"
+    )
 
 
 class SupportQueueToolEnv(_EpisodeTools):
@@ -248,8 +269,15 @@ class SupportQueueToolEnv(_EpisodeTools):
         observation: SupportQueueObservation = self._reset(kwargs)
         return f"{observation.instructions}\n\nCall triage once per ticket.\n\n{_ticket_text(observation)}"
 
-    def triage(self, priority: Priority, queue: Queue, disposition: Disposition, summary: str,
-               response: str, confidence: float = 0.5) -> str:
+    def triage(
+        self,
+        priority: Priority,
+        queue: Queue,
+        disposition: Disposition,
+        summary: str,
+        response: str,
+        confidence: float = 0.5,
+    ) -> str:
         """Submit the triage decision for the current ticket; the next ticket follows.
 
         Args:
@@ -260,8 +288,14 @@ class SupportQueueToolEnv(_EpisodeTools):
             response: The first reply to the customer: accurate, safe, no promises you cannot keep.
             confidence: How sure you are of this decision, 0 to 1.
         """
-        action = SupportQueueAction(priority=priority, queue=queue, disposition=disposition,
-                                    summary=summary, response=response, confidence=confidence)
+        action = SupportQueueAction(
+            priority=priority,
+            queue=queue,
+            disposition=disposition,
+            summary=summary,
+            response=response,
+            confidence=confidence,
+        )
         observation: SupportQueueObservation = self._step(action)
         feedback = json.dumps(observation.last_feedback or {})
         upcoming = "The queue is done." if observation.done else _ticket_text(observation)
@@ -287,15 +321,24 @@ def main() -> None:
     factory = ServiceBenchToolEnv if args.env == "servicebench" else SupportQueueToolEnv
     tasks = args.task_id or [None]
     instruction = "You are an operations agent. Use the tools to finish the task you are given."
-    dataset = Dataset.from_dict({
-        "prompt": [[{"role": "user", "content": instruction}]] * args.rows,
-        "task_id": [tasks[i % len(tasks)] for i in range(args.rows)],
-        "seed": list(range(args.rows)),
-    })
-    trainer = GRPOTrainer(model=args.model, reward_funcs=reward_from_env, train_dataset=dataset,
-                          environment_factory=factory,
-                          args=GRPOConfig(max_completion_length=4096, log_completions=True,
-                                          chat_template_kwargs={"enable_thinking": False}))
+    dataset = Dataset.from_dict(
+        {
+            "prompt": [[{"role": "user", "content": instruction}]] * args.rows,
+            "task_id": [tasks[i % len(tasks)] for i in range(args.rows)],
+            "seed": list(range(args.rows)),
+        }
+    )
+    trainer = GRPOTrainer(
+        model=args.model,
+        reward_funcs=reward_from_env,
+        train_dataset=dataset,
+        environment_factory=factory,
+        args=GRPOConfig(
+            max_completion_length=4096,
+            log_completions=True,
+            chat_template_kwargs={"enable_thinking": False},
+        ),
+    )
     trainer.train()
 
 

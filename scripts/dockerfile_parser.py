@@ -14,9 +14,9 @@ import json
 import os
 import re
 import shlex
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, Optional
 
 _FLAG = re.compile(r"--([a-z-]+)=(\S+)\s+")
 _VARIABLE = re.compile(r"\$(?:\{(\w+)(?::-([^}]*))?\}|(\w+))")
@@ -56,7 +56,7 @@ def parse(text: str) -> list[Instruction]:
     return instructions
 
 
-def exec_form(value: str) -> Optional[list[str]]:
+def exec_form(value: str) -> list[str] | None:
     """The argv of an exec-form (JSON array) value, or None for the shell form."""
     if not value.startswith("["):
         return None
@@ -80,7 +80,7 @@ def split_flags(value: str) -> tuple[list[tuple[str, str]], str]:
         if match is None:
             return flags, value
         flags.append((match.group(1), match.group(2)))
-        value = value[match.end():]
+        value = value[match.end() :]
 
 
 def flag_fields(flag_value: str) -> dict[str, str]:
@@ -144,9 +144,9 @@ def _pattern_regex(pattern: str) -> re.Pattern[str]:
         elif pattern[i] == "?":
             out.append("[^/]")
             i += 1
-        elif pattern[i] == "[" and "]" in pattern[i + 1:]:
+        elif pattern[i] == "[" and "]" in pattern[i + 1 :]:
             end = pattern.index("]", i + 1)
-            body = pattern[i + 1:end]
+            body = pattern[i + 1 : end]
             out.append("[" + ("^" + body[1:] if body.startswith("!") else body) + "]")
             i = end + 1
         else:
@@ -169,7 +169,7 @@ class DockerIgnore:
             self.rules.append((_pattern_regex(cleaned), negated))
 
     @classmethod
-    def of(cls, context: Path) -> "DockerIgnore":
+    def of(cls, context: Path) -> DockerIgnore:
         path = context / ".dockerignore"
         return cls(path.read_text(encoding="utf-8") if path.exists() else "")
 

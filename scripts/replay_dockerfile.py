@@ -36,19 +36,23 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import dockerfile_parser as df  # noqa: E402
 import smoke_test_server as smoke  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
-ROOT_ONLY_COMMANDS = frozenset({"useradd", "groupadd", "adduser", "addgroup", "usermod", "groupmod", "chown", "chgrp"})
+ROOT_ONLY_COMMANDS = frozenset(
+    {"useradd", "groupadd", "adduser", "addgroup", "usermod", "groupmod", "chown", "chgrp"}
+)
 BASE_IMAGE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 # The build machine's network and registry settings, which a Docker build also gets from its host.
-PASSTHROUGH = re.compile(r"^(?:(?:HTTPS?|NO|ALL)_PROXY|(?:https?|no|all)_proxy|SSL_CERT_(?:FILE|DIR)|"
-                         r"REQUESTS_CA_BUNDLE|CURL_CA_BUNDLE|PIP_\w+|UV_(?:INDEX\w*|DEFAULT_INDEX|EXTRA_INDEX_URL|"
-                         r"NATIVE_TLS|OFFLINE|HTTP_TIMEOUT|CACHE_DIR))$")
+PASSTHROUGH = re.compile(
+    r"^(?:(?:HTTPS?|NO|ALL)_PROXY|(?:https?|no|all)_proxy|SSL_CERT_(?:FILE|DIR)|"
+    r"REQUESTS_CA_BUNDLE|CURL_CA_BUNDLE|PIP_\w+|UV_(?:INDEX\w*|DEFAULT_INDEX|EXTRA_INDEX_URL|"
+    r"NATIVE_TLS|OFFLINE|HTTP_TIMEOUT|CACHE_DIR))$"
+)
 
 
 def log(message: str) -> None:
@@ -61,6 +65,7 @@ class ReplayError(Exception):
 
 def clean_checkout(repo: Path, dest: Path, committed_only: bool) -> None:
     """`git clone` of `repo` into `dest`, plus the working tree's uncommitted (not ignored) edits."""
+
     def git(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True)
 
@@ -73,7 +78,11 @@ def clean_checkout(repo: Path, dest: Path, committed_only: bool) -> None:
         dest.mkdir(parents=True)
     if committed_only:
         return
-    changed = git("diff", "--name-only", "--no-renames", "-z", "HEAD") if has_commit else git("ls-files", "-z")
+    changed = (
+        git("diff", "--name-only", "--no-renames", "-z", "HEAD")
+        if has_commit
+        else git("ls-files", "-z")
+    )
     untracked = git("ls-files", "-z", "--others", "--exclude-standard")
     for name in (changed.stdout + untracked.stdout).split("\0"):
         source = repo / name
@@ -86,7 +95,8 @@ def clean_checkout(repo: Path, dest: Path, committed_only: bool) -> None:
 
 def host_uv_cache() -> str:
     return os.environ.get("UV_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "uv")
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "uv"
+    )
 
 
 class Replay:
@@ -135,7 +145,9 @@ class Replay:
             handler(ins)
 
     def do_from(self, ins: df.Instruction) -> None:
-        match = re.fullmatch(r"(?:docker\.io/(?:library/)?)?python:(\d+\.\d+)[\w.-]*(?:@\S+)?", ins.value.split()[0])
+        match = re.fullmatch(
+            r"(?:docker\.io/(?:library/)?)?python:(\d+\.\d+)[\w.-]*(?:@\S+)?", ins.value.split()[0]
+        )
         if match is None:
             raise ReplayError(f"line {ins.line}: only an official python:X.Y image can be replayed")
         version = match.group(1)
@@ -146,8 +158,12 @@ class Replay:
         base = self.sandbox / "base-python"
         subprocess.run([python, "-m", "venv", str(base)], check=True)
         # uv builds environments only from a non-virtual interpreter: the venv's own base comes next.
-        interpreter = subprocess.run([python, "-c", "import sys; print(sys._base_executable)"],
-                                     check=True, capture_output=True, text=True).stdout.strip()
+        interpreter = subprocess.run(
+            [python, "-c", "import sys; print(sys._base_executable)"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
         self.env["PATH"] = f"{base / 'bin'}:{Path(interpreter).parent}:{BASE_IMAGE_PATH}"
 
     def do_arg(self, ins: df.Instruction) -> None:
@@ -184,9 +200,13 @@ class Replay:
             elif wanted in visible:
                 picked = {wanted: target / Path(wanted).name if into_directory else target}
             else:
-                picked = {n: target / n[len(wanted) + 1:] for n in visible if n.startswith(wanted + "/")}
+                picked = {
+                    n: target / n[len(wanted) + 1 :] for n in visible if n.startswith(wanted + "/")
+                }
             if not picked:
-                raise ReplayError(f"line {ins.line}: COPY source {source!r} is not in the build context")
+                raise ReplayError(
+                    f"line {ins.line}: COPY source {source!r} is not in the build context"
+                )
             for name, out in picked.items():
                 out.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(self.context / name, out)
@@ -199,10 +219,17 @@ class Replay:
         if not kept:
             return
         env = {**self.build_args, **self.env}
-        done = subprocess.run(["/bin/sh", "-c", self.to_host(" && ".join(kept))], cwd=self.workdir,
-                              env=env, capture_output=True, text=True)
+        done = subprocess.run(
+            ["/bin/sh", "-c", self.to_host(" && ".join(kept))],
+            cwd=self.workdir,
+            env=env,
+            capture_output=True,
+            text=True,
+        )
         if done.returncode != 0:
-            raise ReplayError(f"line {ins.line}: RUN failed ({done.returncode}):\n{done.stdout[-3000:]}{done.stderr[-3000:]}")
+            raise ReplayError(
+                f"line {ins.line}: RUN failed ({done.returncode}):\n{done.stdout[-3000:]}{done.stderr[-3000:]}"
+            )
 
     def do_expose(self, ins: df.Instruction) -> None:
         self.exposed += ins.value.split()
@@ -233,16 +260,26 @@ def start_and_check(replay: Replay) -> dict[str, Any]:
     log(f"CMD {replay.cmd} with HOST=127.0.0.1 PORT={port}")
     server_log = replay.sandbox / "server.log"
     with open(server_log, "wb") as out:
-        server = subprocess.Popen(replay.cmd, cwd=replay.workdir, env=env, stdout=out, stderr=subprocess.STDOUT)
+        server = subprocess.Popen(
+            replay.cmd, cwd=replay.workdir, env=env, stdout=out, stderr=subprocess.STDOUT
+        )
     try:
         summary = smoke.check_server(f"http://127.0.0.1:{port}", lambda: server.poll() is None)
-        probe = subprocess.run(replay.healthcheck, cwd=replay.workdir, env=env, capture_output=True, text=True,
-                               timeout=30)
+        probe = subprocess.run(
+            replay.healthcheck,
+            cwd=replay.workdir,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
         if probe.returncode != 0:
             raise ReplayError(f"HEALTHCHECK exited {probe.returncode}: {probe.stderr[-2000:]}")
         summary["healthcheck_exit_code"] = probe.returncode
     except (smoke.SmokeTestError, ReplayError, OSError) as exc:
-        raise ReplayError(f"{exc}\n--- server log ---\n{server_log.read_text(errors='replace')[-3000:]}") from None
+        raise ReplayError(
+            f"{exc}\n--- server log ---\n{server_log.read_text(errors='replace')[-3000:]}"
+        ) from None
     finally:
         server.terminate()
         try:
@@ -252,25 +289,36 @@ def start_and_check(replay: Replay) -> dict[str, Any]:
             server.wait()
             raise ReplayError("the server ignored SIGTERM for 15 s") from None
     # uvicorn finishes its graceful shutdown, then re-raises SIGTERM: an exit "by signal 15" is normal.
-    summary["sigterm"] = {"exit_code": exit_code,
-                          "graceful": "Finished server process" in server_log.read_text(errors="replace")}
+    summary["sigterm"] = {
+        "exit_code": exit_code,
+        "graceful": "Finished server process" in server_log.read_text(errors="replace"),
+    }
     return summary
 
 
-def main(argv: Optional[list[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repo", type=Path, default=REPO, help="the git repository to clone")
     parser.add_argument("--keep", action="store_true", help="keep the sandbox directory")
-    parser.add_argument("--committed-only", action="store_true", help="clone HEAD without uncommitted edits")
+    parser.add_argument(
+        "--committed-only", action="store_true", help="clone HEAD without uncommitted edits"
+    )
     options = parser.parse_args(argv)
     sandbox = Path(tempfile.mkdtemp(prefix="replay-dockerfile-"))
     started = time.monotonic()
     try:
         context = sandbox / "clone"
         clean_checkout(options.repo.resolve(), context, options.committed_only)
-        replay = Replay(context, sandbox, df.parse((context / "Dockerfile").read_text(encoding="utf-8")))
+        replay = Replay(
+            context, sandbox, df.parse((context / "Dockerfile").read_text(encoding="utf-8"))
+        )
         replay.run()
-        summary = {"passed": True, "exposed": replay.exposed, "skipped": replay.skipped, **start_and_check(replay)}
+        summary = {
+            "passed": True,
+            "exposed": replay.exposed,
+            "skipped": replay.skipped,
+            **start_and_check(replay),
+        }
     except (ReplayError, subprocess.CalledProcessError, OSError) as exc:
         summary = {"passed": False, "error": str(exc)}
     finally:

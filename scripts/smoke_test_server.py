@@ -18,14 +18,15 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any
 
 
 class SmokeTestError(Exception):
     """The server answered, but not as it should have."""
 
 
-def call(url: str, body: Optional[dict[str, Any]] = None, timeout: float = 10.0) -> tuple[int, Any]:
+def call(url: str, body: dict[str, Any] | None = None, timeout: float = 10.0) -> tuple[int, Any]:
     """(status, decoded JSON) of a GET, or of a POST when `body` is given."""
     data = None if body is None else json.dumps(body).encode()
     request = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"})
@@ -36,7 +37,9 @@ def call(url: str, body: Optional[dict[str, Any]] = None, timeout: float = 10.0)
         return exc.code, json.loads(exc.read() or b"null")
 
 
-def wait_healthy(url: str, still_running: Callable[[], bool] = lambda: True, timeout: float = 90.0) -> Any:
+def wait_healthy(
+    url: str, still_running: Callable[[], bool] = lambda: True, timeout: float = 90.0
+) -> Any:
     """The body of the first 200 from /health; fails if the server stops or stays down."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -63,8 +66,18 @@ def play_servicebench(url: str) -> dict[str, Any]:
     if email is None or order_id is None:
         raise SmokeTestError(f"the default task names no customer email and order: {task!r}")
     actions = [
-        {"service": "user", "endpoint": "/users/lookup", "method": "GET", "params": {"email": email.group(0)}},
-        {"service": "order", "endpoint": "/orders/lookup", "method": "GET", "params": {"order_id": order_id.group(0)}},
+        {
+            "service": "user",
+            "endpoint": "/users/lookup",
+            "method": "GET",
+            "params": {"email": email.group(0)},
+        },
+        {
+            "service": "order",
+            "endpoint": "/orders/lookup",
+            "method": "GET",
+            "params": {"order_id": order_id.group(0)},
+        },
     ]
     rewards, result = [], first
     for action in actions:
@@ -73,10 +86,20 @@ def play_servicebench(url: str) -> dict[str, Any]:
             raise SmokeTestError(f"POST /step answered {status}: {result}")
         rewards.append(result["reward"])
     final = result["observation"]
-    summary = {"task_id": final["task_id"], "steps": len(rewards), "rewards": rewards, "done": result["done"],
-               "task_completed": final["task_completed"], "score": final["cumulative_reward"]}
-    if not (result["done"] and final["task_completed"] and abs(final["cumulative_reward"] - 1.0) < 1e-9
-            and abs(sum(rewards) - final["cumulative_reward"]) < 1e-9):
+    summary = {
+        "task_id": final["task_id"],
+        "steps": len(rewards),
+        "rewards": rewards,
+        "done": result["done"],
+        "task_completed": final["task_completed"],
+        "score": final["cumulative_reward"],
+    }
+    if not (
+        result["done"]
+        and final["task_completed"]
+        and abs(final["cumulative_reward"] - 1.0) < 1e-9
+        and abs(sum(rewards) - final["cumulative_reward"]) < 1e-9
+    ):
         raise SmokeTestError(f"the ServiceBench episode did not finish with score 1.0: {summary}")
     return summary
 

@@ -1,6 +1,7 @@
 """The FastAPI app: both environments at the root and each under its own prefix.
 
-    uvicorn server.app:app --port 8000      # or: uv run server
+    uvicorn servicebench_support_queue.server.app:app --port 8000
+    servicebench-support-queue-server       # the same on $HOST:$PORT (default 0.0.0.0:8000)
 
 The root serves every environment (the env is named in /reset, or inferred
 from the task id); `/servicebench` and `/support_queue` each serve one, with
@@ -12,21 +13,20 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Optional
 
 from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import HTMLResponse
 
-from server.body_limit import BodyLimitMiddleware
-from server.episode import EpisodeEnvironment
-from server.gateway import Gateway
-from server.home import render_home
-from server.http_api import build_surface, task_cards
-from server.servicebench_environment import ServiceBenchEnvironment
-from server.sessions import EpisodeStore
-from server.settings import Settings
-from server.support_queue_environment import SupportQueueEnvironment
+from .body_limit import BodyLimitMiddleware
+from .episode import EpisodeEnvironment
+from .episodes import Episodes
+from .home import render_home
+from .http_api import build_surface, task_cards
+from .servicebench.environment import ServiceBenchEnvironment
+from .sessions import EpisodeStore
+from .settings import Settings
+from .support_queue.environment import SupportQueueEnvironment
 
 ENVIRONMENTS: tuple[type[EpisodeEnvironment], ...] = (
     ServiceBenchEnvironment,
@@ -39,18 +39,18 @@ DESCRIPTION = (
 )
 
 
-def create_app(settings: Optional[Settings] = None) -> FastAPI:
+def create_app(settings: Settings | None = None) -> FastAPI:
     """Build the app; settings default to the environment variables."""
     settings = settings or Settings.from_env()
     store = EpisodeStore(settings.max_live_episodes, settings.episode_ttl_seconds)
-    root_gateway = Gateway(ENVIRONMENTS, store, settings.require_episode_id)
-    app = build_surface(root_gateway, settings, title=TITLE, description=DESCRIPTION)
+    root_episodes = Episodes(ENVIRONMENTS, store, settings.require_episode_id)
+    app = build_surface(root_episodes, settings, title=TITLE, description=DESCRIPTION)
     for env in ENVIRONMENTS:
-        gateway = Gateway((env,), store, settings.require_episode_id)
-        surface = build_surface(gateway, settings, title=env.env_name, description=env.description)
+        episodes = Episodes((env,), store, settings.require_episode_id)
+        surface = build_surface(episodes, settings, title=env.env_name, description=env.description)
         app.mount(f"/{env.env_name}", surface)
 
-    home = render_home(task_cards(root_gateway))
+    home = render_home(task_cards(root_episodes))
 
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
     async def index() -> str:

@@ -9,11 +9,12 @@ clients expect; every other path gets `{"detail": ...}`.
 from __future__ import annotations
 
 import json
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from starlette.exceptions import HTTPException
 
-from server import mcp
+from . import mcp
 
 Scope = dict[str, Any]
 Message = dict[str, Any]
@@ -39,7 +40,9 @@ class BodyLimitMiddleware:
             return
         declared = dict(scope.get("headers") or ()).get(b"content-length")
         if declared is not None and not declared.isdigit():
-            await _respond(send, 400, _refusal_body(scope, f"invalid Content-Length {declared[:40]!r}"))
+            await _respond(
+                send, 400, _refusal_body(scope, f"invalid Content-Length {declared[:40]!r}")
+            )
             return
         if declared is not None and (len(declared) > 20 or int(declared) > self.max_bytes):
             await self._refuse(scope, send)

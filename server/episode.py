@@ -6,18 +6,28 @@ bookkeeping that is the same for every environment (task lookup, episode id,
 step counting, the done guard, the common observation fields) lives here, so
 that an environment only writes what is its own: `_start` and `_apply`, which
 return the fields of the observation that are the environment's own.
+
+Every environment serves seeded variants through the one pipeline of
+server/variants.py: it names its generator (`draw_variant`), its proof
+(`prove_variant`) and its canonical tasks (`canonical_variant`), and the base class
+gives it a proven-variant cache of its own (`variants`). The proof gets the
+environment class itself, so an environment can prove its variants by playing
+them, and nothing has to be wired at the bottom of a module.
 """
 
 from __future__ import annotations
 
 import secrets
 from abc import abstractmethod
-from typing import Any, ClassVar, Generic, Optional, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import Action, EnvironmentMetadata
 
-from models import EpisodeObservation, EpisodeState, TaskCard
+from .. import __version__
+from ..models import EpisodeObservation, EpisodeState, TaskCard
+from .seeds import is_canonical
+from .variants import Draw, VariantCache
 
 ActT = TypeVar("ActT", bound=Action)
 ObsT = TypeVar("ObsT", bound=EpisodeObservation)
@@ -26,7 +36,6 @@ ObservationFields = dict[str, Any]
 """An observation's fields by name, as `_start` and `_apply` return them."""
 
 README_URL = "https://huggingface.co/spaces/openenv/servicebench-support-queue/blob/main/README.md"
-VERSION = "1.0.0"
 
 
 class EpisodeError(Exception):
@@ -63,12 +72,19 @@ class EpisodeEnvironment(Environment[ActT, ObsT, StateT], Generic[ActT, ObsT, St
     state_cls: ClassVar[type[EpisodeState]]
     description: ClassVar[str]
     tasks: ClassVar[tuple[TaskCard, ...]]
+    variants: ClassVar[VariantCache[Any, Draw]]
+    """This environment's proven variants, made for each subclass from its `draw_variant`
+    and `prove_variant` (see `__init_subclass__`)."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.variants = VariantCache(cls.draw_variant, cls.prove_variant)
 
     def __init__(self) -> None:
         super().__init__()
         self.episode_id: str = ""
-        self.task: Optional[TaskCard] = None
-        self.seed: Optional[int] = None
+        self.task: TaskCard | None = None
+        self.seed: int | None = None
         self.step_count = 0
         self.done = False
 
@@ -102,32 +118,67 @@ class EpisodeEnvironment(Environment[ActT, ObsT, StateT], Generic[ActT, ObsT, St
         return EnvironmentMetadata(
             name=cls.env_name,
             description=cls.description,
-            version=VERSION,
+            version=__version__,
             documentation_url=README_URL,
         )
 
     def get_metadata(self) -> EnvironmentMetadata:
         return self.environment_metadata()
 
+    # ---------------------------------------------------------------- variants
+
+    @staticmethod
+    @abstractmethod
+    def draw_variant(task_id: str, seed: int, attempt: int) -> Draw:
+        """The generator: attempt `attempt` of the (task, seed) variant, not yet proven."""
+
+    @classmethod
+    @abstractmethod
+    def prove_variant(cls, drawn: Any) -> Draw:
+        """The proof: what an episode plays, or VariantRejected."""
+
+    @classmethod
+    @abstractmethod
+    def canonical_variant(cls, task_id: str) -> Draw:
+        """The task exactly as the seed documents state it (no seed, or seed 0)."""
+
+    @classmethod
+    def variant_for(cls, task_id: str, seed: int | None) -> Draw:
+        """What `reset(task_id, seed)` plays: the canonical task, or the seed's proven variant."""
+        return (
+            cls.canonical_variant(task_id)
+            if is_canonical(seed)
+            else cls.variants.get(task_id, seed)
+        )
+
     # ------------------------------------------------------------- lifecycle
 
     def reset(
         self,
-        seed: Optional[int] = None,
-        episode_id: Optional[str] = None,
+        seed: int | None = None,
+        episode_id: str | None = None,
         task_id: Any = None,
+        variant: Draw | None = None,
         **kwargs: Any,
     ) -> ObsT:
-        """Start `task_id` afresh; `seed` picks a variant (None: the canonical task)."""
+        """Start `task_id` afresh; `seed` picks a variant (None: the canonical task).
+
+        `variant` plays exactly that variant of the task instead of looking the seed
+        up: a proof plays the very draw it is proving.
+        """
         card = self.resolve_task(task_id)
+        if variant is None:
+            variant = self.variant_for(card.id, seed)
+        elif variant.task_id != card.id:
+            raise ValueError(f"variant {variant.label} is not a variant of {card.id}")
         self.task = card
         self.seed = seed
         self.episode_id = episode_id or new_episode_id()
         self.step_count = 0
         self.done = False
-        return self._finish(self._start(card, seed))
+        return self._finish(self._start(card, variant))
 
-    def step(self, action: ActT, timeout_s: Optional[float] = None, **kwargs: Any) -> ObsT:
+    def step(self, action: ActT, timeout_s: float | None = None, **kwargs: Any) -> ObsT:
         """Apply one action; past the end of the episode this raises instead."""
         if self.task is None:
             raise EpisodeNotStartedError("no episode is running: call reset first")
@@ -176,8 +227,8 @@ class EpisodeEnvironment(Environment[ActT, ObsT, StateT], Generic[ActT, ObsT, St
         """The episode score in [0, 1] so far."""
 
     @abstractmethod
-    def _start(self, card: TaskCard, seed: Optional[int]) -> ObservationFields:
-        """Build the task's initial data; return the first observation's own fields."""
+    def _start(self, card: TaskCard, variant: Any) -> ObservationFields:
+        """Start the episode on `variant` of the task; return the first observation's own fields."""
 
     @abstractmethod
     def _apply(self, action: ActT) -> ObservationFields:

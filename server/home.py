@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from html import escape
 
-from models import TaskCard
+from ..models import TaskCard
 
 _CURL = """curl -s -X POST http://localhost:8000/reset -H 'Content-Type: application/json' -d '{"task_id": 1}'
 curl -s -X POST http://localhost:8000/step -H 'Content-Type: application/json' \\
@@ -24,7 +24,8 @@ def render_home(cards: list[TaskCard]) -> str:
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>ServiceBench + Support Queue (OpenEnv)</title>
 <style>body{{font-family:system-ui,sans-serif;max-width:960px;margin:2rem auto;padding:0 1rem;line-height:1.45}}
-table{{border-collapse:collapse;width:100%}}td,th{{border:1px solid #ccc;padding:.35rem;text-align:left;vertical-align:top}}
+table{{border-collapse:collapse;width:100%}}
+td,th{{border:1px solid #ccc;padding:.35rem;text-align:left;vertical-align:top}}
 pre{{background:#f4f4f4;padding:1rem;overflow:auto}}</style></head>
 <body>
 <h1>ServiceBench + Support Queue</h1>

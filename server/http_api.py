@@ -1,6 +1,6 @@
 """The OpenEnv HTTP surface of one scope: stateful /reset, /step, /state and the info routes.
 
-`build_surface` makes a FastAPI app for a `Gateway`; the root app serves both
+`build_surface` makes a FastAPI app for a `Episodes`; the root app serves both
 environments and each environment's prefix (/servicebench, /support_queue)
 mounts a surface of its own, so every prefix has its own /openapi.json,
 /schema, /metadata, /health, /mcp and /ws, as OpenEnv clients expect.
@@ -12,7 +12,10 @@ import contextlib
 import gc
 import json
 import logging
-from typing import Any, AsyncIterator, Optional, Union
+import operator
+from collections.abc import AsyncIterator
+from functools import reduce
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -22,11 +25,14 @@ from openenv.core.env_server.types import EnvironmentMetadata
 from pydantic import BaseModel, TypeAdapter
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from models import TaskCard
-from server import log_redaction, mcp, ws
-from server.body_limit import BodyTooLarge
-from server.episode import VERSION, EpisodeError
-from server.episode_routes import (
+from .. import __version__
+from ..models import TaskCard
+from . import log_redaction, mcp, ws
+from .body_limit import BodyTooLarge
+from .encoding import error_payload, model_json
+from .episode import EpisodeError
+from .episodes import Episodes, ResetRequest, describe_errors
+from .fast_path import (
     CONTENT_TYPE_HEADER,
     EPISODE_HEADER,
     EpisodeRoutes,
@@ -35,9 +41,7 @@ from server.episode_routes import (
     step_result,
     unexpected_error_json,
 )
-from server.gateway import Gateway, ResetRequest, describe_errors
-from server.settings import Settings
-from server.wire import error_payload, model_json
+from .settings import Settings
 
 log = logging.getLogger("server")
 
@@ -55,11 +59,11 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(_: Request, exc: RequestValidationError) -> JSONResponse:
-        errors = [
-            {k: v for k, v in e.items() if k in ("loc", "msg", "type")} for e in exc.errors()
-        ]
+        errors = [{k: v for k, v in e.items() if k in ("loc", "msg", "type")} for e in exc.errors()]
         status = 400 if any(e.get("type") == "json_invalid" for e in errors) else 422
-        return JSONResponse(error_payload(describe_errors(errors), errors=errors), status_code=status)
+        return JSONResponse(
+            error_payload(describe_errors(errors), errors=errors), status_code=status
+        )
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
@@ -81,9 +85,8 @@ def _body_schema(model_schema: dict[str, Any], required: bool) -> dict[str, Any]
     }
 
 
-def _step_body_schema(gateway: Gateway) -> dict[str, Any]:
-    actions = [env.action_cls.model_json_schema() for env in gateway.envs]
-    action = actions[0] if len(actions) == 1 else {"anyOf": actions}
+def _step_body_schema(episodes: Episodes) -> dict[str, Any]:
+    action = episodes.action_schema
     envelope = {
         "type": "object",
         "required": ["action"],
@@ -98,14 +101,18 @@ def _step_body_schema(gateway: Gateway) -> dict[str, Any]:
     return {"anyOf": [envelope, action]}
 
 
-def scope_metadata(gateway: Gateway, name: str, description: str) -> dict[str, Any]:
-    if len(gateway.envs) == 1:
-        return gateway.envs[0].environment_metadata().model_dump()
-    base = EnvironmentMetadata(name=name, description=description, version=VERSION,
-                               documentation_url=gateway.envs[0].environment_metadata().documentation_url)
+def scope_metadata(episodes: Episodes, name: str, description: str) -> dict[str, Any]:
+    if len(episodes.envs) == 1:
+        return episodes.envs[0].environment_metadata().model_dump()
+    base = EnvironmentMetadata(
+        name=name,
+        description=description,
+        version=__version__,
+        documentation_url=episodes.envs[0].environment_metadata().documentation_url,
+    )
     return {
         **base.model_dump(),
-        "environments": [env.environment_metadata().model_dump() for env in gateway.envs],
+        "environments": [env.environment_metadata().model_dump() for env in episodes.envs],
     }
 
 
@@ -116,27 +123,38 @@ def _any_of(models: list[type[BaseModel]]) -> dict[str, Any]:
     """A schema that each of `models` fits, their `$defs` merged so every `$ref` still resolves."""
     if len(models) == 1:
         return models[0].model_json_schema()
-    return TypeAdapter(Union[tuple(models)]).json_schema()
+    return TypeAdapter(reduce(operator.or_, models)).json_schema()
 
 
-def scope_schema(gateway: Gateway) -> dict[str, Any]:
+def scope_schema(episodes: Episodes) -> dict[str, Any]:
     """Action, observation and state schemas of the scope: at the root, any of both environments'."""
-    schema = {kind: _any_of([getattr(env, attr) for env in gateway.envs])
-              for kind, attr in SCHEMA_KINDS.items()}
-    if len(gateway.envs) == 1:
+    schema = {
+        kind: _any_of([getattr(env, attr) for env in episodes.envs])
+        for kind, attr in SCHEMA_KINDS.items()
+    }
+    if len(episodes.envs) == 1:
         return schema
-    return {**schema, "environments": {
-        env.env_name: {kind: getattr(env, attr).model_json_schema() for kind, attr in SCHEMA_KINDS.items()}
-        for env in gateway.envs
-    }}
+    return {
+        **schema,
+        "environments": {
+            env.env_name: {
+                kind: getattr(env, attr).model_json_schema() for kind, attr in SCHEMA_KINDS.items()
+            }
+            for env in episodes.envs
+        },
+    }
 
 
-def task_cards(gateway: Gateway) -> list[TaskCard]:
-    return [card for env in gateway.envs for card in env.tasks]
+def task_cards(episodes: Episodes) -> list[TaskCard]:
+    return [card for env in episodes.envs for card in env.tasks]
 
 
-TELEMETRY_OFF: TelemetryConfig = {"tracing": False, "metrics": False, "logs": False,
-                                   "operation_spans": False}
+TELEMETRY_OFF: TelemetryConfig = {
+    "tracing": False,
+    "metrics": False,
+    "logs": False,
+    "operation_spans": False,
+}
 """FastAPI's native OpenTelemetry, switched off unless Settings.telemetry (TELEMETRY=1)."""
 
 
@@ -156,16 +174,23 @@ async def on_startup(_: FastAPI) -> AsyncIterator[None]:
 
 
 def build_surface(
-    gateway: Gateway, settings: Settings, *, title: str, description: str
+    episodes: Episodes, settings: Settings, *, title: str, description: str
 ) -> FastAPI:
-    """A FastAPI app with the full OpenEnv surface for `gateway`'s environments."""
-    app = FastAPI(title=title, version=VERSION, description=description, lifespan=on_startup,
-                  telemetry=None if settings.telemetry else TELEMETRY_OFF)
+    """A FastAPI app with the full OpenEnv surface for `episodes`'s environments."""
+    app = FastAPI(
+        title=title,
+        version=__version__,
+        description=description,
+        lifespan=on_startup,
+        telemetry=None if settings.telemetry else TELEMETRY_OFF,
+    )
     install_error_handlers(app)
-    metadata = scope_metadata(gateway, title, description)
-    schema = scope_schema(gateway)
-    tasks_json = json.dumps({"tasks": [c.model_dump() for c in task_cards(gateway)]}).encode()
-    ws_limits = ws.SessionLimit.shared_by(gateway.store, settings.max_ws_sessions)  # one budget per app
+    metadata = scope_metadata(episodes, title, description)
+    schema = scope_schema(episodes)
+    tasks_json = json.dumps({"tasks": [c.model_dump() for c in task_cards(episodes)]}).encode()
+    ws_limits = ws.SessionLimit.shared_by(
+        episodes.store, settings.max_ws_sessions
+    )  # one budget per app
 
     @app.post(
         "/reset",
@@ -174,22 +199,31 @@ def build_surface(
         openapi_extra=_body_schema(ResetRequest.model_json_schema(), required=False),
     )
     async def reset(request: Request) -> Response:  # served by EpisodeRoutes; kept for the schema
-        return _json(reset_result(gateway, await request.body(), request.headers.get(CONTENT_TYPE_HEADER)))
+        return _json(
+            reset_result(episodes, await request.body(), request.headers.get(CONTENT_TYPE_HEADER))
+        )
 
     @app.post(
         "/step",
         tags=["Environment Control"],
         summary="Apply one action to an episode",
-        openapi_extra=_body_schema(_step_body_schema(gateway), required=True),
+        openapi_extra=_body_schema(_step_body_schema(episodes), required=True),
     )
     async def step(request: Request) -> Response:  # served by EpisodeRoutes; kept for the schema
         raw = await request.body()
-        header_id, query_id = request.headers.get(EPISODE_HEADER), request.query_params.get("episode_id")
-        return _json(step_result(gateway, raw, request.headers.get(CONTENT_TYPE_HEADER), header_id, query_id))
+        header_id, query_id = (
+            request.headers.get(EPISODE_HEADER),
+            request.query_params.get("episode_id"),
+        )
+        return _json(
+            step_result(
+                episodes, raw, request.headers.get(CONTENT_TYPE_HEADER), header_id, query_id
+            )
+        )
 
     @app.get("/state", tags=["State Management"], summary="The state of an episode")
-    async def state(request: Request, episode_id: Optional[str] = None) -> Response:
-        env = gateway.find(episode_id or request.headers.get(EPISODE_HEADER))
+    async def state(request: Request, episode_id: str | None = None) -> Response:
+        env = episodes.find(episode_id or request.headers.get(EPISODE_HEADER))
         return _json(model_json(env.state))
 
     @app.get("/health", tags=["Health"])
@@ -204,7 +238,11 @@ def build_surface(
     async def get_schema() -> dict[str, Any]:
         return schema
 
-    @app.get("/tasks", tags=["Environment Info"], summary="Every task: id, env, title, difficulty, budget")
+    @app.get(
+        "/tasks",
+        tags=["Environment Info"],
+        summary="Every task: id, env, title, difficulty, budget",
+    )
     async def tasks() -> Response:
         return _json(tasks_json)
 
@@ -214,11 +252,13 @@ def build_surface(
             raw = await request.body()
         except BodyTooLarge as exc:  # streamed past the limit: still a JSON-RPC answer
             return JSONResponse(mcp.refusal(str(exc.detail)), status_code=exc.status_code)
-        return JSONResponse(mcp.handle(gateway, raw, request.headers.get(CONTENT_TYPE_HEADER)))
+        return JSONResponse(mcp.handle(episodes, raw, request.headers.get(CONTENT_TYPE_HEADER)))
 
     @app.websocket("/ws")
     async def websocket_endpoint(socket: ws.WebSocket) -> None:
-        await ws.serve(socket, gateway, ws_limits, settings.max_body_bytes)
+        await ws.serve(socket, episodes, ws_limits, settings.max_body_bytes)
 
-    app.add_middleware(EpisodeRoutes, gateway=gateway)  # innermost: inside CORS and the body limit
+    app.add_middleware(
+        EpisodeRoutes, episodes=episodes
+    )  # innermost: inside CORS and the body limit
     return app

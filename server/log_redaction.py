@@ -13,7 +13,9 @@ import logging
 import re
 from urllib.parse import unquote
 
-CREDENTIAL_NAME = re.compile(r"token|key|secret|passw|auth|credential|signature|session|cookie", re.I)
+CREDENTIAL_NAME = re.compile(
+    r"token|key|secret|passw|auth|credential|signature|session|cookie", re.I
+)
 ACCESS_LOGGER = "uvicorn.access"
 REDACTED = "[redacted]"
 
@@ -26,7 +28,9 @@ def redact_query(path: str) -> str:
     pairs = []
     for pair in query.split("&"):
         name, equals, _ = pair.partition("=")
-        pairs.append(f"{name}={REDACTED}" if equals and CREDENTIAL_NAME.search(unquote(name)) else pair)
+        pairs.append(
+            f"{name}={REDACTED}" if equals and CREDENTIAL_NAME.search(unquote(name)) else pair
+        )
     return f"{path_only}?{'&'.join(pairs)}"
 
 
@@ -36,8 +40,9 @@ class RedactCredentials(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         args = record.args
         if isinstance(args, tuple):
-            record.args = tuple(redact_query(arg) if isinstance(arg, str) and "?" in arg else arg
-                                for arg in args)
+            record.args = tuple(
+                redact_query(arg) if isinstance(arg, str) and "?" in arg else arg for arg in args
+            )
         return True
 
 

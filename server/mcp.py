@@ -1,7 +1,7 @@
 """MCP over JSON-RPC 2.0 (`POST /mcp`): the episode operations as MCP tools.
 
 Tools: `reset`, `step`, `state` and `list_tasks`. They run through the same
-`Gateway` as the HTTP routes, so an episode started over MCP can be stepped
+`Episodes` as the HTTP routes, so an episode started over MCP can be stepped
 over HTTP and the other way round. Every request, even a malformed one,
 answers 200 with a JSON-RPC response, as the MCP transport expects: a body
 that is not JSON this server accepts (server/strict_json.py) is a parse error
@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Any, Optional
+from typing import Any
 
-from server.episode import EpisodeError
-from server.gateway import Gateway, ResetRequest
-from server.strict_json import JsonInputError, MalformedJsonError, body_json
+from .. import __version__
+from .episode import EpisodeError
+from .episodes import Episodes, ResetRequest
+from .strict_json import JsonInputError, MalformedJsonError, body_json
 
 PROTOCOL_VERSION = "2025-06-18"
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS = -32700, -32600, -32601, -32602
@@ -34,9 +35,7 @@ def _ok(result: Any, request_id: Any) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": request_id, "result": result}
 
 
-def tool_list(gateway: Gateway) -> list[dict[str, Any]]:
-    actions = [env.action_cls.model_json_schema() for env in gateway.envs]
-    action = actions[0] if len(actions) == 1 else {"anyOf": actions}
+def tool_list(episodes: Episodes) -> list[dict[str, Any]]:
     episode = {"episode_id": {"type": "string", "description": "The id /reset returned"}}
     return [
         {
@@ -50,7 +49,7 @@ def tool_list(gateway: Gateway) -> list[dict[str, Any]]:
             "inputSchema": {
                 "type": "object",
                 "required": ["episode_id", "action"],
-                "properties": {**episode, "action": action},
+                "properties": {**episode, "action": episodes.action_schema},
             },
         },
         {
@@ -66,17 +65,17 @@ def tool_list(gateway: Gateway) -> list[dict[str, Any]]:
     ]
 
 
-def _call(gateway: Gateway, name: Any, arguments: dict[str, Any]) -> Any:
+def _call(episodes: Episodes, name: Any, arguments: dict[str, Any]) -> Any:
     if name == "reset":
-        env, observation = gateway.reset(arguments)
+        env, observation = episodes.reset(arguments)
         return {**json.loads(observation.model_dump_json()), "episode_id": env.episode_id}
     if name == "step":
-        env, observation = gateway.step(arguments.get("episode_id"), arguments.get("action"))
+        env, observation = episodes.step(arguments.get("episode_id"), arguments.get("action"))
         return json.loads(observation.model_dump_json())
     if name == "state":
-        return json.loads(gateway.find(arguments.get("episode_id")).state.model_dump_json())
+        return json.loads(episodes.find(arguments.get("episode_id")).state.model_dump_json())
     if name == "list_tasks":
-        return [card.model_dump() for env in gateway.envs for card in env.tasks]
+        return [card.model_dump() for env in episodes.envs for card in env.tasks]
     raise LookupError(f"unknown tool {name!r}; tools: reset, step, state, list_tasks")
 
 
@@ -85,7 +84,7 @@ def refusal(message: str) -> dict[str, Any]:
     return _error(INVALID_REQUEST, f"Invalid request: {message}")
 
 
-def handle(gateway: Gateway, raw: bytes, content_type: Optional[str] = None) -> dict[str, Any]:
+def handle(episodes: Episodes, raw: bytes, content_type: str | None = None) -> dict[str, Any]:
     """The JSON-RPC response to one raw request body; every problem is a JSON-RPC error."""
     try:
         request = body_json(raw, content_type)
@@ -93,12 +92,16 @@ def handle(gateway: Gateway, raw: bytes, content_type: Optional[str] = None) -> 
         return _error(PARSE_ERROR, f"Parse error: {exc}")
     except JsonInputError as exc:
         return refusal(str(exc))
-    if not isinstance(request, dict) or request.get("jsonrpc") != "2.0" or not isinstance(
-        request.get("method"), str
+    if (
+        not isinstance(request, dict)
+        or request.get("jsonrpc") != "2.0"
+        or not isinstance(request.get("method"), str)
     ):
         return refusal('expected {"jsonrpc": "2.0", "method": ..., "id": ...}')
-    request_id: Optional[Any] = request.get("id")
-    if request_id is not None and (isinstance(request_id, bool) or not isinstance(request_id, (str, int, float))):
+    request_id: Any | None = request.get("id")
+    if request_id is not None and (
+        isinstance(request_id, bool) or not isinstance(request_id, (str, int, float))
+    ):
         return refusal(f"id must be a string, a number or null, got {type(request_id).__name__}")
     method = request["method"]
     params = request.get("params")
@@ -110,12 +113,12 @@ def handle(gateway: Gateway, raw: bytes, content_type: Optional[str] = None) -> 
             {
                 "protocolVersion": PROTOCOL_VERSION,
                 "capabilities": {"tools": {"listChanged": False}},
-                "serverInfo": {"name": "+".join(gateway.env_names), "version": "1.0.0"},
+                "serverInfo": {"name": "+".join(episodes.env_names), "version": __version__},
             },
             request_id,
         )
     if method == "tools/list":
-        return _ok({"tools": tool_list(gateway)}, request_id)
+        return _ok({"tools": tool_list(episodes)}, request_id)
     if method != "tools/call":
         return _error(METHOD_NOT_FOUND, f"Method not found: {method}", request_id)
     arguments = params.get("arguments")
@@ -123,7 +126,7 @@ def handle(gateway: Gateway, raw: bytes, content_type: Optional[str] = None) -> 
     if not isinstance(arguments, dict):
         return _error(INVALID_PARAMS, "arguments must be an object", request_id)
     try:
-        result = _call(gateway, params.get("name"), arguments)
+        result = _call(episodes, params.get("name"), arguments)
     except LookupError as exc:
         return _error(INVALID_PARAMS, str(exc), request_id)
     except EpisodeError as exc:
@@ -133,5 +136,11 @@ def handle(gateway: Gateway, raw: bytes, content_type: Optional[str] = None) -> 
         log.exception("unhandled error in an MCP tool call")
         return _error(INTERNAL_ERROR, f"Internal error: {type(exc).__name__}", request_id)
     text = json.dumps(result)
-    return _ok({"content": [{"type": "text", "text": text}], "structuredContent": {"result": result},
-                "isError": False}, request_id)
+    return _ok(
+        {
+            "content": [{"type": "text", "text": text}],
+            "structuredContent": {"result": result},
+            "isError": False,
+        },
+        request_id,
+    )

@@ -8,18 +8,16 @@ generated variant. Seeds in `HELD_OUT` are for evaluation only: train on
 
 from __future__ import annotations
 
-from typing import Optional
-
 CANONICAL_SEED = 0
 TRAIN = range(1, 100_000)
 HELD_OUT = range(100_000, 110_000)
 
 
-def is_canonical(seed: Optional[int]) -> bool:
+def is_canonical(seed: int | None) -> bool:
     return seed is None or seed == CANONICAL_SEED
 
 
-def split_of(seed: Optional[int]) -> str:
+def split_of(seed: int | None) -> str:
     """'canonical', 'train', 'held_out' or 'other' (seeds past the documented ranges)."""
     if is_canonical(seed):
         return "canonical"

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
-from typing import Callable, Optional
+from collections.abc import Callable
 
-from server.episode import EpisodeEnvironment, EpisodeError
-from services.registry import shown
+from ..error_messages import shown
+from .episode import EpisodeEnvironment, EpisodeError
 
 
 class EpisodeNotFoundError(EpisodeError):
@@ -47,7 +47,7 @@ class EpisodeStore:
         self._clock = clock
         self._episodes: OrderedDict[str, tuple[EpisodeEnvironment, float]] = OrderedDict()
         self._finished: OrderedDict[str, None] = OrderedDict()
-        self._latest: dict[Optional[str], str] = {}
+        self._latest: dict[str | None, str] = {}
         self.evicted = 0
         self.expired = 0
 
@@ -94,7 +94,7 @@ class EpisodeStore:
         self._episodes.move_to_end(episode_id)
         return entry[0]
 
-    def latest_id(self, env_name: Optional[str]) -> str:
+    def latest_id(self, env_name: str | None) -> str:
         """The id of the most recently reset episode (of `env_name`, or of any env)."""
         episode_id = self._latest.get(env_name)
         if episode_id is None or episode_id not in self._episodes:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 
 def _flag(value: str) -> bool:
@@ -30,7 +30,7 @@ class Settings:
     it costs every request a look at the global providers, and nothing here exports them)."""
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] = os.environ) -> "Settings":
+    def from_env(cls, environ: Mapping[str, str] = os.environ) -> Settings:
         defaults = cls()
 
         def number(name: str, default: float, kind: type) -> float:

@@ -31,13 +31,13 @@ from __future__ import annotations
 import math
 import re
 from itertools import accumulate
-from typing import Any, Optional, Union
+from typing import Any
 
 import jiter
 
-from server.episode import EpisodeError
-from server.gateway import InvalidRequestError
-from services.registry import shown
+from ..error_messages import shown
+from .episode import EpisodeError
+from .episodes import InvalidRequestError
 
 MAX_DEPTH = 32
 """Deepest nesting of arrays and objects accepted, the outermost one counting as 1."""
@@ -87,7 +87,7 @@ def nesting_depth(data: bytes) -> int:
     return max(accumulate(steps, initial=0))
 
 
-def check_depth(data: bytes, shapes: Optional[bytes] = None) -> None:
+def check_depth(data: bytes, shapes: bytes | None = None) -> None:
     """Refuse nesting deeper than MAX_DEPTH, before any recursive parsing."""
     shapes = data.translate(_SHAPES) if shapes is None else shapes
     if shapes.count(b"[") <= MAX_DEPTH:  # cannot nest deeper: the usual case
@@ -114,7 +114,9 @@ def _check_numbers(value: Any) -> None:
     elif isinstance(value, float) and math.isinf(value):
         raise JsonLimitError("a number is beyond the range of a double")
     elif isinstance(value, int) and not isinstance(value, bool) and not INT_MIN <= value <= INT_MAX:
-        raise JsonLimitError(f"an integer is outside the accepted range [-2^63, 2^63 - 1]: {shown(value)}")
+        raise JsonLimitError(
+            f"an integer is outside the accepted range [-2^63, 2^63 - 1]: {shown(value)}"
+        )
 
 
 def _refusal(message: str, data: bytes) -> JsonInputError:
@@ -128,7 +130,7 @@ def _refusal(message: str, data: bytes) -> JsonInputError:
     return MalformedJsonError(f"malformed JSON: {message}")
 
 
-def loads(raw: Union[bytes, str]) -> Any:
+def loads(raw: bytes | str) -> Any:
     """The JSON value of `raw`, or a `JsonInputError` saying what is wrong with it."""
     if isinstance(raw, bytes):
         data = raw
@@ -136,14 +138,17 @@ def loads(raw: Union[bytes, str]) -> Any:
         try:
             data = raw.encode("utf-8")
         except UnicodeEncodeError as exc:
-            raise MalformedJsonError(f"malformed JSON: the lone surrogate {exc.object[exc.start]!r} "
-                                     "is not Unicode text") from None
+            raise MalformedJsonError(
+                f"malformed JSON: the lone surrogate {exc.object[exc.start]!r} is not Unicode text"
+            ) from None
     if data.startswith(_BOM):
         raise MalformedJsonError("malformed JSON: it starts with a byte order mark (U+FEFF)")
     shapes = data.translate(_SHAPES)
     check_depth(data, shapes)
     try:
-        value = jiter.from_json(data, allow_inf_nan=False, catch_duplicate_keys=True, cache_mode="none")
+        value = jiter.from_json(
+            data, allow_inf_nan=False, catch_duplicate_keys=True, cache_mode="none"
+        )
     except ValueError as exc:
         raise _refusal(str(exc), data) from None
     if _may_hold_big_numbers(shapes):
@@ -151,22 +156,28 @@ def loads(raw: Union[bytes, str]) -> Any:
     return value
 
 
-def check_media_type(content_type: Optional[str]) -> None:
+def check_media_type(content_type: str | None) -> None:
     """Refuse a body declared as anything but JSON in UTF-8; an undeclared one is read as JSON."""
     if content_type is None or content_type == "application/json":  # nearly every request
         return
     media, *parameters = content_type.split(";")
     media = media.strip().lower()
-    if media != "application/json" and not (media.startswith("application/") and media.endswith("+json")):
+    if media != "application/json" and not (
+        media.startswith("application/") and media.endswith("+json")
+    ):
         raise UnsupportedMediaTypeError(
-            f"Content-Type must be application/json, got {shown(content_type)}")
+            f"Content-Type must be application/json, got {shown(content_type)}"
+        )
     for parameter in parameters:
         name, _, value = parameter.partition("=")
-        if name.strip().lower() == "charset" and value.strip().strip('"').lower() not in ("utf-8", "utf8"):
+        if name.strip().lower() == "charset" and value.strip().strip('"').lower() not in (
+            "utf-8",
+            "utf8",
+        ):
             raise UnsupportedMediaTypeError(f"JSON must be UTF-8, got {shown(parameter.strip())}")
 
 
-def body_json(raw: bytes, content_type: Optional[str]) -> Any:
+def body_json(raw: bytes, content_type: str | None) -> Any:
     """An HTTP request body's JSON value (None if the body is empty), or a 4xx naming the problem."""
     if not raw.strip():
         return None

@@ -15,15 +15,15 @@ from __future__ import annotations
 import json
 import logging
 import weakref
-from typing import Any, Optional, Union
+from typing import Any
 
 from fastapi import WebSocket, WebSocketDisconnect
 from openenv.core.env_server.types import WSErrorCode
 
-from server import strict_json
-from server.episode import EpisodeEnvironment, EpisodeError
-from server.gateway import Gateway, InvalidRequestError
-from server.wire import model_json, result_json, typed_message
+from . import strict_json
+from .encoding import model_json, result_json, typed_message
+from .episode import EpisodeEnvironment, EpisodeError
+from .episodes import Episodes, InvalidRequestError
 
 __all__ = ["SessionLimit", "WebSocket", "serve"]
 
@@ -38,7 +38,7 @@ class SessionLimit:
         self.active = 0
 
     @classmethod
-    def shared_by(cls, owner: object, maximum: int) -> "SessionLimit":
+    def shared_by(cls, owner: object, maximum: int) -> SessionLimit:
         """The one limit of everything serving `owner` (the app's shared episode store)."""
         limit = _LIMITS.get(owner)
         if limit is None:
@@ -55,58 +55,69 @@ class SessionLimit:
         self.active -= 1
 
 
-_LIMITS: "weakref.WeakKeyDictionary[object, SessionLimit]" = weakref.WeakKeyDictionary()
+_LIMITS: weakref.WeakKeyDictionary[object, SessionLimit] = weakref.WeakKeyDictionary()
 
 
 def _error(message: str, code: WSErrorCode, **extra: Any) -> bytes:
-    return typed_message("error", json.dumps({"message": message, "code": code.value, **extra}).encode())
+    return typed_message(
+        "error", json.dumps({"message": message, "code": code.value, **extra}).encode()
+    )
 
 
 class _Session:
     """The episode of one connection and the handling of its messages."""
 
-    def __init__(self, gateway: Gateway, max_message_bytes: int) -> None:
-        self.gateway = gateway
+    def __init__(self, episodes: Episodes, max_message_bytes: int) -> None:
+        self.episodes = episodes
         self.max_message_bytes = max_message_bytes
-        self.env: Optional[EpisodeEnvironment] = None
+        self.env: EpisodeEnvironment | None = None
 
-    def handle(self, raw: Union[str, bytes]) -> Optional[bytes]:
+    def handle(self, raw: str | bytes) -> bytes | None:
         """The reply to one message; None means close the connection.
 
         Whatever the message holds, the reply is a message: a bad one gets OpenEnv's
         error reply and leaves the session and its episode as they were.
         """
         if len(raw) * 4 > self.max_message_bytes and self._too_large(raw):  # 4: UTF-8's widest
-            return _error(f"message over {self.max_message_bytes} bytes", WSErrorCode.VALIDATION_ERROR,
-                          status=413)
+            return _error(
+                f"message over {self.max_message_bytes} bytes",
+                WSErrorCode.VALIDATION_ERROR,
+                status=413,
+            )
         try:
             return self._answer(strict_json.loads(raw))
         except strict_json.MalformedJsonError as exc:
             return _error(str(exc), WSErrorCode.INVALID_JSON, status=exc.status)
         except InvalidRequestError as exc:
-            return _error(str(exc), WSErrorCode.VALIDATION_ERROR, errors=exc.errors, status=exc.status)
+            return _error(
+                str(exc), WSErrorCode.VALIDATION_ERROR, errors=exc.errors, status=exc.status
+            )
         except EpisodeError as exc:
             return _error(str(exc), WSErrorCode.EXECUTION_ERROR, status=exc.status)
         except Exception as exc:  # noqa: BLE001 - a bug: say so, and keep the session open
             log.exception("unhandled error in a WebSocket message")
-            return _error(f"internal error: {type(exc).__name__}", WSErrorCode.EXECUTION_ERROR, status=500)
+            return _error(
+                f"internal error: {type(exc).__name__}", WSErrorCode.EXECUTION_ERROR, status=500
+            )
 
-    def _too_large(self, raw: Union[str, bytes]) -> bool:
+    def _too_large(self, raw: str | bytes) -> bool:
         limit = self.max_message_bytes
         if len(raw) > limit:
             return True
         return isinstance(raw, str) and len(raw.encode("utf-8", "surrogatepass")) > limit
 
-    def _answer(self, message: Any) -> Optional[bytes]:
+    def _answer(self, message: Any) -> bytes | None:
         if not isinstance(message, dict):
-            return _error("message must be a JSON object with a 'type'", WSErrorCode.INVALID_JSON, status=400)
+            return _error(
+                "message must be a JSON object with a 'type'", WSErrorCode.INVALID_JSON, status=400
+            )
         kind = message.get("type")
         data = message.get("data", {})
         if kind == "reset":
-            self.env, observation = self.gateway.start(data)
+            self.env, observation = self.episodes.start(data)
             return typed_message("observation", result_json(observation))
         if kind == "step":
-            observation = self.gateway.act(self._env(), data)
+            observation = self.episodes.act(self._env(), data)
             return typed_message("observation", result_json(observation))
         if kind == "state":
             return typed_message("state", model_json(self._env().state))
@@ -123,7 +134,9 @@ class _Session:
         return self.env
 
 
-async def serve(socket: WebSocket, gateway: Gateway, limit: SessionLimit, max_message_bytes: int) -> None:
+async def serve(
+    socket: WebSocket, episodes: Episodes, limit: SessionLimit, max_message_bytes: int
+) -> None:
     """Run one WebSocket session until the client closes it."""
     await socket.accept()
     if not limit.acquire():
@@ -137,7 +150,7 @@ async def serve(socket: WebSocket, gateway: Gateway, limit: SessionLimit, max_me
         )
         await socket.close(code=1013)
         return
-    session = _Session(gateway, max_message_bytes)
+    session = _Session(episodes, max_message_bytes)
     try:
         while True:
             message = await socket.receive()

@@ -1,13 +1,12 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the shared helpers beside this file
 
 from server_process import running_server  # noqa: E402
 
@@ -34,15 +33,19 @@ def battery_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 @pytest.fixture(scope="session")
 def cards(live_server: str) -> list:
     """The task cards the live server lists (`/tasks`)."""
-    from client import EnvHttpClient
+    from servicebench_support_queue.client import EnvHttpClient
 
     with EnvHttpClient(live_server) as client:
         return client.tasks()
 
 
 @pytest.fixture(scope="module")
-def runs(request: pytest.FixtureRequest, live_server: str, cards: list,
-         tmp_path_factory: pytest.TempPathFactory) -> dict:
+def runs(
+    request: pytest.FixtureRequest,
+    live_server: str,
+    cards: list,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> dict:
     """The inference runs of the requesting test module's `SCENARIOS`, played once per module."""
     from inference_support import play_scenarios
 

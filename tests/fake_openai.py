@@ -14,17 +14,18 @@ import json
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable, Optional, Union
+from typing import Any
 
 
 @dataclass(frozen=True)
 class ToolCalls:
     """An assistant message with tool calls: (function name, arguments dict or raw JSON text)."""
 
-    calls: tuple[tuple[str, Union[dict[str, Any], str]], ...]
-    content: Optional[str] = None
+    calls: tuple[tuple[str, dict[str, Any] | str], ...]
+    content: str | None = None
 
 
 @dataclass(frozen=True)
@@ -52,10 +53,10 @@ class RawBody:
 @dataclass(frozen=True)
 class Delay:
     seconds: float
-    then: "Reply"
+    then: Reply
 
 
-Reply = Union[ToolCalls, Text, Status, RawBody, Delay]
+Reply = ToolCalls | Text | Status | RawBody | Delay
 Responder = Callable[[dict[str, Any]], Reply]
 
 
@@ -69,10 +70,10 @@ class Recorded:
 @dataclass
 class _Behaviour:
     script: deque = field(default_factory=deque)
-    default: Union[Reply, Responder] = field(default_factory=lambda: Text("no script"))
+    default: Reply | Responder = field(default_factory=lambda: Text("no script"))
 
 
-def completion(body: dict[str, Any], reply: Union[ToolCalls, Text], number: int) -> dict[str, Any]:
+def completion(body: dict[str, Any], reply: ToolCalls | Text, number: int) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": None}
     if isinstance(reply, Text):
         message["content"] = reply.content
@@ -80,13 +81,21 @@ def completion(body: dict[str, Any], reply: Union[ToolCalls, Text], number: int)
     else:
         message["content"] = reply.content
         message["tool_calls"] = [
-            {"id": f"call_{number}_{i}", "type": "function",
-             "function": {"name": name, "arguments": args if isinstance(args, str) else json.dumps(args)}}
+            {
+                "id": f"call_{number}_{i}",
+                "type": "function",
+                "function": {
+                    "name": name,
+                    "arguments": args if isinstance(args, str) else json.dumps(args),
+                },
+            }
             for i, (name, args) in enumerate(reply.calls)
         ]
         finish = "tool_calls"
     return {
-        "id": f"chatcmpl-fake-{number}", "object": "chat.completion", "created": 0,
+        "id": f"chatcmpl-fake-{number}",
+        "object": "chat.completion",
+        "created": 0,
         "model": body.get("model", "fake"),
         "choices": [{"index": 0, "message": message, "finish_reason": finish}],
         "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
@@ -108,7 +117,7 @@ class FakeOpenAI:
     def url(self) -> str:
         return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
 
-    def __enter__(self) -> "FakeOpenAI":
+    def __enter__(self) -> FakeOpenAI:
         self._thread.start()
         return self
 
@@ -116,7 +125,7 @@ class FakeOpenAI:
         self._server.shutdown()
         self._server.server_close()
 
-    def program(self, *script: Reply, default: Union[Reply, Responder, None] = None) -> None:
+    def program(self, *script: Reply, default: Reply | Responder | None = None) -> None:
         """Forget earlier requests and script; answer `script` in order, then `default`."""
         with self._lock:
             self.requests.clear()
@@ -144,7 +153,9 @@ class FakeOpenAI:
             def log_message(self, *args: Any) -> None:  # keep test output quiet
                 pass
 
-            def _send(self, status: int, payload: bytes, headers: tuple[tuple[str, str], ...] = ()) -> None:
+            def _send(
+                self, status: int, payload: bytes, headers: tuple[tuple[str, str], ...] = ()
+            ) -> None:
                 try:
                     self.send_response(status)
                     self.send_header("Content-Type", "application/json")
@@ -163,7 +174,9 @@ class FakeOpenAI:
                     body = json.loads(raw or b"{}")
                 except json.JSONDecodeError:
                     body = None
-                recorded = Recorded(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+                recorded = Recorded(
+                    self.path, {k.lower(): v for k, v in self.headers.items()}, body
+                )
                 if not self.path.endswith("/chat/completions") or not isinstance(body, dict):
                     fake._next_reply(recorded)
                     self._send(404, b'{"error": {"message": "not found"}}')
@@ -175,8 +188,12 @@ class FakeOpenAI:
                 if isinstance(reply, Status):
                     message = reply.message
                     if reply.echo_auth:
-                        message += f" (received Authorization: {recorded.headers.get('authorization')})"
-                    error = {"error": {"message": message, "type": "server_error", "code": reply.code}}
+                        message += (
+                            f" (received Authorization: {recorded.headers.get('authorization')})"
+                        )
+                    error = {
+                        "error": {"message": message, "type": "server_error", "code": reply.code}
+                    }
                     self._send(reply.code, json.dumps(error).encode(), reply.headers)
                 elif isinstance(reply, RawBody):
                     self._send(200, reply.body)

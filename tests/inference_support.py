@@ -16,18 +16,24 @@ import re
 import socket
 import subprocess
 import sys
+from collections.abc import Callable, Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, Optional
+from typing import Any
 
 import pytest
-
-from client import EnvHttpClient
 from fake_openai import FakeOpenAI, Recorded, Reply, Text, ToolCalls
-from models import ServiceBenchAction, SupportQueueObservation, TaskCard, Ticket
-from policies.servicebench_oracle import next_action
-from policies.support_queue_heuristic import triage
+
+from servicebench_support_queue.client import EnvHttpClient
+from servicebench_support_queue.models import (
+    ServiceBenchAction,
+    SupportQueueObservation,
+    TaskCard,
+    Ticket,
+)
+from servicebench_support_queue.server.servicebench.oracle import next_action
+from servicebench_support_queue.server.support_queue.heuristic import triage
 
 REPO = Path(__file__).resolve().parent.parent
 TOKEN = "hf_TESTSECRET_never_print_7c41e9"
@@ -40,7 +46,9 @@ FAST = {
     "MODEL_BACKOFF_MAX_S": "0.05",
     "INFERENCE_TIME_BUDGET_S": "300",
 }
-START = re.compile(r"^\[START\] task=(?P<task>\S+) env=(?P<env>servicebench|support_queue) model=(?P<model>\S+)$")
+START = re.compile(
+    r"^\[START\] task=(?P<task>\S+) env=(?P<env>servicebench|support_queue) model=(?P<model>\S+)$"
+)
 STEP = re.compile(
     r"^\[STEP\] step=(?P<step>\d+) action=(?P<action>\{.*\}|null) reward=(?P<reward>-?\d+\.\d{2}) "
     r"done=(?P<done>true|false) error=(?P<error>.+)$"
@@ -67,7 +75,7 @@ class Episode:
 def parse_episodes(stdout: str) -> list[Episode]:
     """The episodes of a run's stdout; fails on any line that is not a well-formed log line."""
     episodes: list[Episode] = []
-    current: Optional[Episode] = None
+    current: Episode | None = None
     for line in stdout.splitlines():
         if match := START.match(line):
             assert current is None, "[START] before the previous task's [END]"
@@ -77,12 +85,20 @@ def parse_episodes(stdout: str) -> list[Episode]:
             assert int(match["step"]) == len(current.steps) + 1
             action = None if match["action"] == "null" else json.loads(match["action"])
             error = None if match["error"] == "null" else match["error"]
-            current.steps.append({"action": action, "reward": match["reward"],
-                                  "done": match["done"] == "true", "error": error})
+            current.steps.append(
+                {
+                    "action": action,
+                    "reward": match["reward"],
+                    "done": match["done"] == "true",
+                    "error": error,
+                }
+            )
         elif match := END.match(line):
             assert current is not None, "[END] without [START]"
             assert int(match["steps"]) == len(current.steps)
-            assert (match["rewards"].split(",") if match["rewards"] else []) == [s["reward"] for s in current.steps]
+            assert (match["rewards"].split(",") if match["rewards"] else []) == [
+                s["reward"] for s in current.steps
+            ]
             current.success, current.score = match["success"] == "true", float(match["score"])
             episodes.append(current)
             current = None
@@ -123,7 +139,7 @@ def completed(run: Run) -> Run:
     return run
 
 
-def ids(cards: list[TaskCard], env: Optional[str] = None) -> list[str]:
+def ids(cards: list[TaskCard], env: str | None = None) -> list[str]:
     return [c.id for c in cards if env in (None, c.env)]
 
 
@@ -171,7 +187,7 @@ class OracleBrain:
     `task_id` (a seeded variant's prompt is its own text).
     """
 
-    def __init__(self, cards: list[TaskCard], style: str, task_id: Optional[str] = None) -> None:
+    def __init__(self, cards: list[TaskCard], style: str, task_id: str | None = None) -> None:
         self.cards, self.style, self.task_id = cards, style, task_id
 
     def __call__(self, body: dict[str, Any]) -> Reply:
@@ -218,7 +234,9 @@ class Scenario:
     script: Callable[[list[TaskCard]], tuple[list[Reply], Any]]  # cards -> (script, default)
     env: tuple[tuple[str, str], ...] = ()
     subprocess: bool = False
-    default_output: bool = False  # files in the working directory: only with subprocess (its own cwd)
+    default_output: bool = (
+        False  # files in the working directory: only with subprocess (its own cwd)
+    )
 
     def __post_init__(self) -> None:
         assert self.subprocess or not self.default_output, "an in-process run's cwd is the repo"
@@ -231,7 +249,9 @@ def closed_port() -> int:
 
 
 def scenario_environ(live_server: str, fake: FakeOpenAI, scenario: Scenario) -> dict[str, str]:
-    environ = {k: v for k, v in os.environ.items() if k not in ("HF_TOKEN", "API_KEY", "MODEL_TOOLS")}
+    environ = {
+        k: v for k, v in os.environ.items() if k not in ("HF_TOKEN", "API_KEY", "MODEL_TOOLS")
+    }
     environ.update(FAST, ENV_BASE_URL=live_server, HF_TOKEN=TOKEN, API_BASE_URL=fake.url)
     environ.update(dict(scenario.env))
     return environ
@@ -241,20 +261,33 @@ def scenario_args(cwd: Path, scenario: Scenario) -> list[str]:
     """The scenario's flags; its files go to `cwd` (by default, or through the flags)."""
     if scenario.default_output:
         return list(scenario.args)
-    files = ("--output", "results.json", "--trajectories", "trajectories.jsonl", "--report", "report.md")
-    return list(scenario.args) + [part if part.startswith("--") else str(cwd / part) for part in files]
+    files = (
+        "--output",
+        "results.json",
+        "--trajectories",
+        "trajectories.jsonl",
+        "--report",
+        "report.md",
+    )
+    return list(scenario.args) + [
+        part if part.startswith("--") else str(cwd / part) for part in files
+    ]
 
 
 def run_in_process(environ: dict[str, str], args: list[str]) -> tuple[int, str, str]:
-    import inference
+    from servicebench_support_queue import inference
 
     out, err = io.StringIO(), io.StringIO()
     code = inference.main(args, environ, out, err)
     return code, out.getvalue(), err.getvalue()
 
 
-def play_scenarios(scenarios: Mapping[str, Scenario], live_server: str, cards: list[TaskCard],
-                   tmp_path_factory: pytest.TempPathFactory) -> dict[str, Run]:
+def play_scenarios(
+    scenarios: Mapping[str, Scenario],
+    live_server: str,
+    cards: list[TaskCard],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> dict[str, Run]:
     """Every scenario's run: the subprocesses start first and work while the rest run here."""
     finished: dict[str, Run] = {}
     with ExitStack() as stack:
@@ -265,12 +298,23 @@ def play_scenarios(scenarios: Mapping[str, Scenario], live_server: str, cards: l
             fakes[name].program(*script, default=default)
             cwds[name] = tmp_path_factory.mktemp(name)
         for name, scenario in scenarios.items():
-            environ, args = scenario_environ(live_server, fakes[name], scenario), scenario_args(cwds[name], scenario)
+            environ, args = (
+                scenario_environ(live_server, fakes[name], scenario),
+                scenario_args(cwds[name], scenario),
+            )
             output = "inference_results.json" if scenario.default_output else "results.json"
             if scenario.subprocess:
-                with open(cwds[name] / "stdout.txt", "w") as out, open(cwds[name] / "stderr.txt", "w") as err:
-                    children[name] = subprocess.Popen([sys.executable, str(REPO / "inference.py"), *args],
-                                                      cwd=cwds[name], env=environ, stdout=out, stderr=err)
+                with (
+                    open(cwds[name] / "stdout.txt", "w") as out,
+                    open(cwds[name] / "stderr.txt", "w") as err,
+                ):
+                    children[name] = subprocess.Popen(
+                        [sys.executable, str(REPO / "inference.py"), *args],
+                        cwd=cwds[name],
+                        env=environ,
+                        stdout=out,
+                        stderr=err,
+                    )
                 finished[name] = Run(0, "", "", cwds[name], output)
             else:
                 code, stdout, stderr = run_in_process(environ, args)
@@ -278,7 +322,8 @@ def play_scenarios(scenarios: Mapping[str, Scenario], live_server: str, cards: l
         for name, child in children.items():
             finished[name].returncode = child.wait(timeout=180)
             finished[name].stdout, finished[name].stderr = (
-                (cwds[name] / f).read_text() for f in ("stdout.txt", "stderr.txt"))
+                (cwds[name] / f).read_text() for f in ("stdout.txt", "stderr.txt")
+            )
         for name in scenarios:
             finished[name].requests = fakes[name].completions()
     return finished

@@ -1,4 +1,4 @@
-"""Hostile input for the robustness battery (tests/test_robustness*.py): what an attacker, or a
+"""Hostile input for the robustness battery (tests/server/test_robustness*.py): what an attacker, or a
 model emitting garbage, sends, and the checks every answer must pass.
 
 A case is raw bytes plus a Content-Type, so that it can be what no JSON encoder would
@@ -12,23 +12,36 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
 from hypothesis import strategies as st
 
-from server.strict_json import MAX_DEPTH
+from servicebench_support_queue.server.strict_json import MAX_DEPTH
 
 MAX_BODY_BYTES = 64 * 1024  # the default Settings().max_body_bytes
 JSON_TYPE = "application/json"
 
-LOOKUP = {"service": "user", "endpoint": "/users/lookup", "method": "GET",
-          "params": {"email": "jane.doe@example.com"}}
-TRIAGE = {"priority": "P2", "queue": "billing", "disposition": "respond",
-          "summary": "Customer reports a problem.", "response": "Thanks, we are looking into it.",
-          "confidence": 0.5}
+LOOKUP = {
+    "service": "user",
+    "endpoint": "/users/lookup",
+    "method": "GET",
+    "params": {"email": "jane.doe@example.com"},
+}
+TRIAGE = {
+    "priority": "P2",
+    "queue": "billing",
+    "disposition": "respond",
+    "summary": "Customer reports a problem.",
+    "response": "Thanks, we are looking into it.",
+    "confidence": 0.5,
+}
 VALID_ACTION = {"servicebench": LOOKUP, "support_queue": TRIAGE}
-SURFACES = (("", "servicebench"), ("", "support_queue"), ("/servicebench", "servicebench"),
-            ("/support_queue", "support_queue"))
+SURFACES = (
+    ("", "servicebench"),
+    ("", "support_queue"),
+    ("/servicebench", "servicebench"),
+    ("/support_queue", "support_queue"),
+)
 """(prefix, env): the root serves both environments, each prefix one."""
 
 
@@ -41,7 +54,7 @@ ANY_TEXT = st.lists(CODE_POINTS, max_size=10).map(lambda points: "".join(map(chr
 class Case:
     name: str
     body: bytes
-    content_type: Optional[str] = JSON_TYPE
+    content_type: str | None = JSON_TYPE
     refused: bool = True
     """Must be refused with a 4xx; else it is valid input and must be accepted."""
 
@@ -81,9 +94,15 @@ REFUSED_VALUES: dict[str, bytes] = {
 """JSON values (text) that no accepted action may hold."""
 
 ODD_UNICODE: dict[str, str] = {
-    "NUL": "\x00", "BOM inside": "a\ufeffb", "RTL marks": "\u200f\u202eevil\u202c",
-    "non-BMP": "\U0001F600\U00010348", "combining": "e\u0301\u0308", "noncharacter": "\uffff\ufffe",
-    "zero-width": "\u200b\u200d", "line separator": "\u2028\u2029", "private use": "\ue000",
+    "NUL": "\x00",
+    "BOM inside": "a\ufeffb",
+    "RTL marks": "\u200f\u202eevil\u202c",
+    "non-BMP": "\U0001f600\U00010348",
+    "combining": "e\u0301\u0308",
+    "noncharacter": "\uffff\ufffe",
+    "zero-width": "\u200b\u200d",
+    "line separator": "\u2028\u2029",
+    "private use": "\ue000",
 }
 """Valid Unicode, odd as it is: accepted where text is, and /state must stay readable."""
 
@@ -103,20 +122,40 @@ def _splice(template: dict[str, Any], path: tuple[str, ...], raw_value: bytes) -
 def value_slots(env: str) -> list[tuple[str, dict[str, Any], tuple[str, ...]]]:
     """Where a hostile value goes in a step body: (slot name, template, path)."""
     action = VALID_ACTION[env]
-    slots = [("metadata", action, ("metadata", "m")), ("envelope timeout_s", {"action": action}, ("timeout_s",)),
-             ("envelope request_id", {"action": action}, ("request_id",))]
+    slots = [
+        ("metadata", action, ("metadata", "m")),
+        ("envelope timeout_s", {"action": action}, ("timeout_s",)),
+        ("envelope request_id", {"action": action}, ("request_id",)),
+    ]
     if env == "servicebench":
-        update = {"service": "user", "endpoint": "/users/update", "method": "POST",
-                  "params": {"user_id": "USR-003", "updates": {"notes": "x"}}}
-        slots += [("params.email", action, ("params", "email")), ("params", action, ("params",)),
-                  ("updates.notes", update, ("params", "updates", "notes")),
-                  ("adjustment", {"service": "inventory", "endpoint": "/inventory/update-stock",
-                                  "method": "POST", "params": {"sku": "SKU-445", "adjustment": 1}},
-                   ("params", "adjustment")),
-                  ("endpoint", action, ("endpoint",))]
+        update = {
+            "service": "user",
+            "endpoint": "/users/update",
+            "method": "POST",
+            "params": {"user_id": "USR-003", "updates": {"notes": "x"}},
+        }
+        slots += [
+            ("params.email", action, ("params", "email")),
+            ("params", action, ("params",)),
+            ("updates.notes", update, ("params", "updates", "notes")),
+            (
+                "adjustment",
+                {
+                    "service": "inventory",
+                    "endpoint": "/inventory/update-stock",
+                    "method": "POST",
+                    "params": {"sku": "SKU-445", "adjustment": 1},
+                },
+                ("params", "adjustment"),
+            ),
+            ("endpoint", action, ("endpoint",)),
+        ]
     else:
-        slots += [("summary", action, ("summary",)), ("response", action, ("response",)),
-                  ("confidence", action, ("confidence",))]
+        slots += [
+            ("summary", action, ("summary",)),
+            ("response", action, ("response",)),
+            ("confidence", action, ("confidence",)),
+        ]
     return slots
 
 
@@ -124,33 +163,61 @@ def step_cases(env: str) -> list[Case]:
     """Every hostile step body for `env`'s episodes, and a few odd but acceptable ones."""
     action = VALID_ACTION[env]
     valid = json.dumps({"action": action}).encode()
-    cases = [Case(f"{value} in {slot}", _splice(template, path, raw))
-             for slot, template, path in value_slots(env) for value, raw in REFUSED_VALUES.items()]
+    cases = [
+        Case(f"{value} in {slot}", _splice(template, path, raw))
+        for slot, template, path in value_slots(env)
+        for value, raw in REFUSED_VALUES.items()
+    ]
     text_slot = ("params", "email") if env == "servicebench" else ("summary",)
-    cases += [Case(f"odd Unicode {name} (escaped)", _splice(action, text_slot, json.dumps(text).encode()),
-                   refused=False) for name, text in ODD_UNICODE.items()]
-    cases += [Case(f"odd Unicode {name} (UTF-8)",
-                   _splice(action, text_slot, json.dumps(text, ensure_ascii=False).encode()), refused=False)
-              for name, text in ODD_UNICODE.items()]
+    cases += [
+        Case(
+            f"odd Unicode {name} (escaped)",
+            _splice(action, text_slot, json.dumps(text).encode()),
+            refused=False,
+        )
+        for name, text in ODD_UNICODE.items()
+    ]
+    cases += [
+        Case(
+            f"odd Unicode {name} (UTF-8)",
+            _splice(action, text_slot, json.dumps(text, ensure_ascii=False).encode()),
+            refused=False,
+        )
+        for name, text in ODD_UNICODE.items()
+    ]
     cases.append(Case("no Content-Type (read as JSON)", valid, None, refused=False))
     cases += whole_body_cases(valid)
     cases += [
-        Case("duplicate action keys", b'{"action": {"%s": 0, ' % next(iter(action)).encode()
-             + json.dumps(action).encode()[1:] + b"}"),
+        Case(
+            "duplicate action keys",
+            b'{"action": {"%s": 0, ' % next(iter(action)).encode()
+            + json.dumps(action).encode()[1:]
+            + b"}",
+        ),
         Case("array as action", json.dumps({"action": [action]}).encode()),
         Case("string as action", json.dumps({"action": "lookup"}).encode()),
         Case("null action", b'{"action": null}'),
-        Case("array as params", _splice(action, ("params",), b"[1, 2]")) if env == "servicebench"
+        Case("array as params", _splice(action, ("params",), b"[1, 2]"))
+        if env == "servicebench"
         else Case("array as summary", _splice(action, ("summary",), b'["a"]')),
-        Case("duplicate episode_id", b'{"action": ' + json.dumps(action).encode()
-             + b', "episode_id": "a", "episode_id": "b"}'),
+        Case(
+            "duplicate episode_id",
+            b'{"action": '
+            + json.dumps(action).encode()
+            + b', "episode_id": "a", "episode_id": "b"}',
+        ),
         Case("episode_id a list", json.dumps({"action": action, "episode_id": ["x"]}).encode()),
         Case("timeout_s a string", json.dumps({"action": action, "timeout_s": "soon"}).encode()),
         Case("timeout_s negative", json.dumps({"action": action, "timeout_s": -1}).encode()),
-        Case("request_id an object", json.dumps({"action": action, "request_id": {"id": 1}}).encode()),
+        Case(
+            "request_id an object", json.dumps({"action": action, "request_id": {"id": 1}}).encode()
+        ),
         Case("an unknown envelope field", json.dumps({"action": action, "junk": 1}).encode()),
-        Case("a valid envelope", json.dumps({"action": action, "timeout_s": 5, "request_id": "r"}).encode(),
-             refused=False),
+        Case(
+            "a valid envelope",
+            json.dumps({"action": action, "timeout_s": 5, "request_id": "r"}).encode(),
+            refused=False,
+        ),
         Case("empty body", b""),
     ]
     return cases
@@ -169,37 +236,60 @@ def whole_body_cases(valid: bytes, null_is_no_body: bool = False) -> list[Case]:
     """
     cases = [Case(f"body {name}", raw) for name, raw in REFUSED_VALUES.items()]
     cases += [
-        Case("array body", b"[" + valid + b"]"), Case("string body", b'"step"'), Case("number body", b"7"),
-        Case("null body", b"null", refused=not null_is_no_body), Case("true body", b"true"),
+        Case("array body", b"[" + valid + b"]"),
+        Case("string body", b'"step"'),
+        Case("number body", b"7"),
+        Case("null body", b"null", refused=not null_is_no_body),
+        Case("true body", b"true"),
         Case("BOM before the body", b"\xef\xbb\xbf" + valid),
         Case("UTF-16 body", valid.decode().encode("utf-16")),
         Case("UTF-32 body", valid.decode().encode("utf-32")),
-        Case("trailing garbage", valid + b"}"), Case("two bodies", valid + valid),
+        Case("trailing garbage", valid + b"}"),
+        Case("two bodies", valid + valid),
         Case("single quotes", valid.replace(b'"', b"'")),
         Case("oversized body", b'{"action": {"pad": "' + b"x" * MAX_BODY_BYTES + b'"}}'),
     ]
-    cases += [Case(f"truncated at {cut}", valid[:cut]) for cut in range(1, len(valid), max(1, len(valid) // 12))]
-    cases += [Case(f"Content-Type {kind}", valid, kind) for kind in (
-        "text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "application/xml",
-        "application/json; charset=utf-16", "text/json", "")]
+    cases += [
+        Case(f"truncated at {cut}", valid[:cut])
+        for cut in range(1, len(valid), max(1, len(valid) // 12))
+    ]
+    cases += [
+        Case(f"Content-Type {kind}", valid, kind)
+        for kind in (
+            "text/plain",
+            "application/x-www-form-urlencoded",
+            "multipart/form-data; boundary=x",
+            "application/xml",
+            "application/json; charset=utf-16",
+            "text/json",
+            "",
+        )
+    ]
     return cases
 
 
 def reset_cases() -> list[Case]:
     """Hostile reset bodies: each field, and the whole body."""
-    slots = {"task_id": {"task_id": "x"}, "seed": {"seed": 1}, "episode_id": {"episode_id": "x"},
-             "env": {"env": "x"}}
-    cases = [Case(f"{value} in {slot}", _splice(template, (slot,), raw))
-             for slot, template in slots.items() for value, raw in REFUSED_VALUES.items()]
+    slots = {
+        "task_id": {"task_id": "x"},
+        "seed": {"seed": 1},
+        "episode_id": {"episode_id": "x"},
+        "env": {"env": "x"},
+    }
+    cases = [
+        Case(f"{value} in {slot}", _splice(template, (slot,), raw))
+        for slot, template in slots.items()
+        for value, raw in REFUSED_VALUES.items()
+    ]
     return cases + whole_body_cases(b'{"task_id": 1}', null_is_no_body=True)
 
 
 def strict_json(raw: bytes) -> Any:
     """Parse as a strict client would: UTF-8, no NaN, and encodable back to UTF-8 JSON."""
+
     def refuse(constant: str) -> Any:
         raise ValueError(f"{constant} in a response")
 
     value = json.loads(raw.decode("utf-8"), parse_constant=refuse)
     json.dumps(value, ensure_ascii=False, allow_nan=False).encode("utf-8")
     return value
-

@@ -8,8 +8,8 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Iterator, Mapping, Optional
 
 import httpx
 
@@ -38,14 +38,24 @@ def wait_healthy(url: str, process: subprocess.Popen, timeout: float = 90.0) -> 
 
 @contextlib.contextmanager
 def running_server(
-    env: Optional[Mapping[str, str]] = None, app: str = "server.app:app"
+    env: Mapping[str, str] | None = None, app: str = "servicebench_support_queue.server.app:app"
 ) -> Iterator[str]:
     """Yield the base URL of a uvicorn serving `app`; stop it (SIGTERM) afterwards."""
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     process = subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", app, "--host", "127.0.0.1", "--port", str(port),
-         "--log-level", "warning"],
+        [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            app,
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--log-level",
+            "warning",
+        ],
         cwd=REPO,
         env={**os.environ, **(env or {})},
     )

@@ -8,17 +8,27 @@ bounds the tests check must hold even so.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Optional
+from typing import Any
 
 import pytest
 
-from models import ServiceBenchAction, ServiceBenchObservation
-from policies.servicebench_oracle import next_action
-from server.servicebench_environment import ServiceBenchEnvironment
-from server.servicebench_reward_table import BASE_ALLOWANCE, REWARD_TABLE, UNDONE, non_completing_ceiling
+from servicebench_support_queue.models import ServiceBenchAction, ServiceBenchObservation
+from servicebench_support_queue.server.servicebench.environment import ServiceBenchEnvironment
+from servicebench_support_queue.server.servicebench.oracle import next_action
+from servicebench_support_queue.server.servicebench.reward_table import (
+    BASE_ALLOWANCE,
+    REWARD_TABLE,
+    UNDONE,
+    non_completing_ceiling,
+)
 
-SEED_CEILINGS = {"order_status_lookup": 0.45, "return_and_refund": 0.70, "billing_discrepancy": 0.55}
+SEED_CEILINGS = {
+    "order_status_lookup": 0.45,
+    "return_and_refund": 0.70,
+    "billing_discrepancy": 0.55,
+}
 """The issue's bound on a policy that does not complete: the reads-only maximum of the seed's tables."""
 STATUSES = ("pending", "processing", "shipped", "delivered", "returned", "refunded", "cancelled")
 
@@ -33,7 +43,14 @@ def spellings(value: str) -> list[str]:
 
 
 def refund(order_id: str, cents: int, reason: str = "refund") -> ServiceBenchAction:
-    return act("order", "/orders/process-refund", "POST", order_id=order_id, amount=cents / 100, reason=reason)
+    return act(
+        "order",
+        "/orders/process-refund",
+        "POST",
+        order_id=order_id,
+        amount=cents / 100,
+        reason=reason,
+    )
 
 
 def floats_in(value: Any) -> list[float]:
@@ -53,7 +70,7 @@ class Episode:
     observations: list[ServiceBenchObservation] = field(default_factory=list)
 
     @classmethod
-    def start(cls, task_id: str, seed: Optional[int]) -> "Episode":
+    def start(cls, task_id: str, seed: int | None) -> Episode:
         env = ServiceBenchEnvironment()
         return cls(env, [env.reset(task_id=task_id, seed=seed)])
 
@@ -66,19 +83,19 @@ class Episode:
         self.observations.append(observation)
         return observation
 
-    def play(self, actions: Iterable[ServiceBenchAction]) -> "Episode":
+    def play(self, actions: Iterable[ServiceBenchAction]) -> Episode:
         for action in actions:
             if self.done:
                 break
             self.step(action)
         return self
 
-    def finish_with_oracle(self) -> "Episode":
+    def finish_with_oracle(self) -> Episode:
         while not self.done and (action := next_action(self.observations)) is not None:
             self.step(action)
         return self
 
-    def fork(self) -> "Episode":
+    def fork(self) -> Episode:
         return Episode(self.env.fork(), list(self.observations))
 
     @property
@@ -86,7 +103,11 @@ class Episode:
         return self.env.score
 
     def signals(self) -> list[str]:
-        return [name for observation in self.observations[1:] for name in observation.info["reward_signals"]]
+        return [
+            name
+            for observation in self.observations[1:]
+            for name in observation.info["reward_signals"]
+        ]
 
 
 class Knowledge:
@@ -109,12 +130,22 @@ class Knowledge:
     def reads(self) -> list[ServiceBenchAction]:
         spec, email = self.spec, self.customer["email"]
         found = [act("user", "/users/lookup", email=text) for text in spellings(email)]
-        found += [act("user", "/users/lookup", user_id=text) for text in spellings(spec.customer_id)]
+        found += [
+            act("user", "/users/lookup", user_id=text) for text in spellings(spec.customer_id)
+        ]
         found += [act("user", "/users/lookup", email=email, user_id=spec.customer_id)]
-        found += [act("order", "/orders/lookup", order_id=text) for text in spellings(spec.order_id)]
-        found += [act("order", "/orders/by-user", user_id=text) for text in spellings(spec.customer_id)]
+        found += [
+            act("order", "/orders/lookup", order_id=text) for text in spellings(spec.order_id)
+        ]
+        found += [
+            act("order", "/orders/by-user", user_id=text) for text in spellings(spec.customer_id)
+        ]
         for sku in self.skus:
-            for endpoint in ("/inventory/lookup", "/inventory/price-history", "/inventory/check-stock"):
+            for endpoint in (
+                "/inventory/lookup",
+                "/inventory/price-history",
+                "/inventory/check-stock",
+            ):
                 found += [act("inventory", endpoint, sku=text) for text in spellings(sku)[:3]]
         found += [act("user", "/users/list", page=page) for page in (1, 2, 3)]
         found += [act("user", "/users/lookup", user_id=uid) for uid in self.other_users]
@@ -123,30 +154,71 @@ class Knowledge:
         return found
 
     def notes(self, count: int = 4) -> list[ServiceBenchAction]:
-        return [act("user", "/users/update", "POST", user_id=text,
-                    updates={"notes": f"case note {index}: billing error documented"})
-                for index, text in enumerate(spellings(self.spec.customer_id)[:count])]
+        return [
+            act(
+                "user",
+                "/users/update",
+                "POST",
+                user_id=text,
+                updates={"notes": f"case note {index}: billing error documented"},
+            )
+            for index, text in enumerate(spellings(self.spec.customer_id)[:count])
+        ]
 
     def hijacks(self) -> list[ServiceBenchAction]:
         uid = self.spec.customer_id
-        return [act("user", "/users/update", "POST", user_id=uid, updates=updates) for updates in (
-            {"email": "attacker@example.net", "name": "Eve Mallory", "address": "1 Dark Alley",
-             "phone": "+1-666-555-0100"},
-            {"phone": "+1-666-555-0101"}, {"name": "Eve"},
-            {"notes": "documented", "email": "attacker2@example.net"})]
+        return [
+            act("user", "/users/update", "POST", user_id=uid, updates=updates)
+            for updates in (
+                {
+                    "email": "attacker@example.net",
+                    "name": "Eve Mallory",
+                    "address": "1 Dark Alley",
+                    "phone": "+1-666-555-0100",
+                },
+                {"phone": "+1-666-555-0101"},
+                {"name": "Eve"},
+                {"notes": "documented", "email": "attacker2@example.net"},
+            )
+        ]
 
     def destructive(self) -> list[ServiceBenchAction]:
         stock = self.world.tables["products"][self.skus[0]]["stock"]
-        found = [act("inventory", "/inventory/update-stock", "POST", sku=self.skus[0], adjustment=-stock)
-                 ] if stock else []
-        found += [act("inventory", "/inventory/update-stock", "POST", sku=sku, adjustment=5) for sku in self.skus]
-        found += [act("user", "/users/update", "POST", user_id=uid, updates={"name": "Changed"})
-                  for uid in self.other_users[:2]]
-        orders, transitions = self.world.tables["orders"], self.world.tables["settings"]["status_transitions"]
-        found += [act("order", "/orders/update-status", "POST", order_id=oid, new_status=status)
-                  for oid in self.other_orders for status in transitions[orders[oid]["status"]]]
-        found += [refund(oid, round(orders[oid]["total_charged"] * 100), "goodwill") for oid in self.other_orders
-                  if not orders[oid]["refunds"]]
+        found = (
+            [
+                act(
+                    "inventory",
+                    "/inventory/update-stock",
+                    "POST",
+                    sku=self.skus[0],
+                    adjustment=-stock,
+                )
+            ]
+            if stock
+            else []
+        )
+        found += [
+            act("inventory", "/inventory/update-stock", "POST", sku=sku, adjustment=5)
+            for sku in self.skus
+        ]
+        found += [
+            act("user", "/users/update", "POST", user_id=uid, updates={"name": "Changed"})
+            for uid in self.other_users[:2]
+        ]
+        orders, transitions = (
+            self.world.tables["orders"],
+            self.world.tables["settings"]["status_transitions"],
+        )
+        found += [
+            act("order", "/orders/update-status", "POST", order_id=oid, new_status=status)
+            for oid in self.other_orders
+            for status in transitions[orders[oid]["status"]]
+        ]
+        found += [
+            refund(oid, round(orders[oid]["total_charged"] * 100), "goodwill")
+            for oid in self.other_orders
+            if not orders[oid]["refunds"]
+        ]
         return found
 
     def amounts(self) -> list[int]:
@@ -157,21 +229,40 @@ class Knowledge:
             for record in self.world.tables[table].values():
                 stated.update(round(number * 100) for number in floats_in(_plain(record)))
         charged = round(self.order["total_charged"] * 100)
-        extra = {self.correct_cents + delta for delta in (-2, -1, 0, 1, 2)} | {charged, charged // 2}
+        extra = {self.correct_cents + delta for delta in (-2, -1, 0, 1, 2)} | {
+            charged,
+            charged // 2,
+        }
         return sorted(amount for amount in stated | extra if 0 < amount <= charged)
 
     def writes_on_task(self) -> list[ServiceBenchAction]:
         oid = self.spec.order_id
-        found = [act("order", "/orders/update-status", "POST", order_id=text, new_status=status)
-                 for text in spellings(oid)[:2] for status in STATUSES]
-        found += [refund(text, cents, reason) for text, cents, reason in (
-            (oid, self.correct_cents, "right"), (oid.lower(), self.correct_cents, "again"),
-            (oid, self.correct_cents // 2, "half"), (oid, self.correct_cents - self.correct_cents // 2, "rest"),
-            (oid, 1, "cent"), (oid, round(self.order["total_charged"] * 100), "all"))]
+        found = [
+            act("order", "/orders/update-status", "POST", order_id=text, new_status=status)
+            for text in spellings(oid)[:2]
+            for status in STATUSES
+        ]
+        found += [
+            refund(text, cents, reason)
+            for text, cents, reason in (
+                (oid, self.correct_cents, "right"),
+                (oid.lower(), self.correct_cents, "again"),
+                (oid, self.correct_cents // 2, "half"),
+                (oid, self.correct_cents - self.correct_cents // 2, "rest"),
+                (oid, 1, "cent"),
+                (oid, round(self.order["total_charged"] * 100), "all"),
+            )
+        ]
         return found
 
     def pool(self) -> list[ServiceBenchAction]:
-        return self.reads() + self.notes() + self.hijacks() + self.destructive() + self.writes_on_task()
+        return (
+            self.reads()
+            + self.notes()
+            + self.hijacks()
+            + self.destructive()
+            + self.writes_on_task()
+        )
 
 
 def _plain(value: Any) -> Any:
@@ -195,20 +286,28 @@ def audit(episode: Episode) -> None:
     assert [record.reward for record in state.call_history] == [o.reward for o in observations[1:]]
     table = REWARD_TABLE[task_id]
     values = [table[name] for name in episode.signals()]
-    assert state.cumulative_reward == pytest.approx(max(0.0, sum(values)), abs=1e-9), "a penalty went missing"
+    assert state.cumulative_reward == pytest.approx(max(0.0, sum(values)), abs=1e-9), (
+        "a penalty went missing"
+    )
     assert state.penalty_balance == pytest.approx(max(0.0, -sum(values)), abs=1e-9)
     taken_back = sum(table[name] for name in episode.signals() if name.endswith(UNDONE))
     assert sum(value for value in values if value > 0) + taken_back <= 1.0 + 1e-9, "gains above 1.0"
     paid = [name for name in episode.signals() if name == "base_progress"]
     assert len(paid) * table.get("base_progress", 0.0) <= BASE_ALLOWANCE[task_id] + 1e-9
     if not state.task_completed:
-        assert state.cumulative_reward <= non_completing_ceiling(task_id) + 1e-9 <= SEED_CEILINGS[task_id] + 1e-9
+        assert (
+            state.cumulative_reward
+            <= non_completing_ceiling(task_id) + 1e-9
+            <= SEED_CEILINGS[task_id] + 1e-9
+        )
     outcome = state.outcome
     if not outcome.end_state_matches:  # collateral damage, or the intended writes are not all there
         assert state.cumulative_reward < 1.0
     if state.cumulative_reward == 1.0:
         assert outcome.end_state_matches and outcome.collateral_damage == []
-    if outcome.checks:  # the task's intended writes: held by the rewards exactly when the world has them
+    if (
+        outcome.checks
+    ):  # the task's intended writes: held by the rewards exactly when the world has them
         assert state.task_completed == all(check.met for check in outcome.checks)
     if observations[-1].done:
         assert observations[-1].info["outcome"] == outcome.model_dump()

@@ -4,9 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from services import ServiceState
-from server.servicebench_rewards import ApiCall, Progress, StepOutcome, score_call
-from server.servicebench_tasks import TASK_SPECS, TaskSpec
+from servicebench_support_queue.mock_services import ServiceState
+from servicebench_support_queue.server.servicebench.rewards import (
+    ApiCall,
+    Progress,
+    StepOutcome,
+    score_call,
+)
+from servicebench_support_queue.server.servicebench.tasks import TASK_SPECS, TaskSpec
 
 Call = tuple[str, str, str, dict[str, Any]]
 
@@ -19,7 +24,12 @@ ORDER_1005: Call = ("order", "/orders/lookup", "GET", {"order_id": "ORD-1005"})
 ORDER_1006: Call = ("order", "/orders/lookup", "GET", {"order_id": "ORD-1006"})
 SKU_445: Call = ("inventory", "/inventory/lookup", "GET", {"sku": "SKU-445"})
 SKU_204: Call = ("inventory", "/inventory/lookup", "GET", {"sku": "SKU-204"})
-RETURNED: Call = ("order", "/orders/update-status", "POST", {"order_id": "ORD-1005", "new_status": "returned"})
+RETURNED: Call = (
+    "order",
+    "/orders/update-status",
+    "POST",
+    {"order_id": "ORD-1005", "new_status": "returned"},
+)
 LIST_USERS: Call = ("user", "/users/list", "GET", {})
 PRIYA: Call = ("user", "/users/lookup", "GET", {"user_id": "USR-003"})
 ORDER_1009: Call = ("order", "/orders/lookup", "GET", {"order_id": "ORD-1009"})
@@ -29,8 +39,12 @@ PRICES_555: Call = ("inventory", "/inventory/price-history", "GET", {"sku": "SKU
 
 
 def refund(order_id: str, amount: Any, reason: str = "refund") -> Call:
-    return ("order", "/orders/process-refund", "POST",
-            {"order_id": order_id, "amount": amount, "reason": reason})
+    return (
+        "order",
+        "/orders/process-refund",
+        "POST",
+        {"order_id": order_id, "amount": amount, "reason": reason},
+    )
 
 
 def play(task: str | TaskSpec, *calls: Call) -> list[StepOutcome]:
@@ -39,7 +53,9 @@ def play(task: str | TaskSpec, *calls: Call) -> list[StepOutcome]:
     services, progress, outcomes = ServiceState(), Progress(), []
     for service, endpoint, method, params in calls:
         status, body = services.dispatch(service, endpoint, method, params)
-        outcome = score_call(spec, progress, ApiCall.of(service, endpoint, method, params), status, body)
+        outcome = score_call(
+            spec, progress, ApiCall.of(service, endpoint, method, params), status, body
+        )
         progress = outcome.progress
         outcomes.append(outcome)
     return outcomes

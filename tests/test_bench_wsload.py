@@ -8,14 +8,19 @@ perfect score), against the real server, for a moment.
 from __future__ import annotations
 
 import shutil
+import sys
+from pathlib import Path
 
 import pytest
 
-from bench import wsload
-from bench.plans import EpisodePlan, Plan, episode_mix
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # bench/ is not installed
+
+from bench import wsload  # noqa: E402
+from bench.plans import EpisodePlan, Plan, episode_mix  # noqa: E402
 
 pytestmark = pytest.mark.skipif(
-    not (shutil.which("gcc") or shutil.which("cc")), reason="no C compiler to build bench/wsload.c")
+    not (shutil.which("gcc") or shutil.which("cc")), reason="no C compiler to build bench/wsload.c"
+)
 
 
 def _ws_url(live_server: str) -> str:
@@ -28,7 +33,9 @@ def test_every_reply_is_checked_and_each_episode_end_is_checked_for_a_perfect_sc
     assert len(lines) == sum(1 + len(episode.steps) for episode in plan.episodes)
     assert all('\t^{"type":"observation"' in line for line in lines)
     ends = [line for line in lines if '+"done":true' in line]
-    assert len(ends) == len(plan.episodes) and all('+"cumulative_reward":1.0' in line for line in ends)
+    assert len(ends) == len(plan.episodes) and all(
+        '+"cumulative_reward":1.0' in line for line in ends
+    )
     assert sum(line.startswith("s") for line in lines) == plan.steps_per_cycle
 
 

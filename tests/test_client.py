@@ -9,7 +9,7 @@ import socket
 import httpx
 import pytest
 
-from client import (
+from servicebench_support_queue.client import (
     AsyncEnvHttpClient,
     EnvConnectionError,
     EnvHttpClient,
@@ -23,15 +23,15 @@ from client import (
     parse_observation,
     raise_for_response,
 )
-from models import (
+from servicebench_support_queue.models import (
     ServiceBenchAction,
     ServiceBenchObservation,
     ServiceBenchState,
     SupportQueueObservation,
     SupportQueueState,
 )
-from policies.servicebench_oracle import next_action
-from policies.support_queue_heuristic import triage
+from servicebench_support_queue.server.servicebench.oracle import next_action
+from servicebench_support_queue.server.support_queue.heuristic import triage
 
 EXPECTED_TASKS = {
     "order_status_lookup": "servicebench",
@@ -72,7 +72,9 @@ def test_servicebench_session_carries_the_episode(live_server: str) -> None:
         assert first.observation.available_endpoints, "the catalogue comes with every observation"
 
         email = email_in(first.observation.task_description)
-        action = ServiceBenchAction(service="user", endpoint="/users/lookup", params={"email": email})
+        action = ServiceBenchAction(
+            service="user", endpoint="/users/lookup", params={"email": email}
+        )
         second = client.step(action)
         assert second.episode_id == first.episode_id
         assert second.observation.success is True
@@ -127,13 +129,17 @@ def test_server_errors_carry_the_server_message(live_server: str) -> None:
 
 
 def test_unreachable_server_is_a_connection_error() -> None:
-    with EnvHttpClient(f"http://127.0.0.1:{closed_port()}", timeout_s=2.0) as client:
-        with pytest.raises(EnvConnectionError, match="unreachable"):
-            client.tasks()
+    with (
+        EnvHttpClient(f"http://127.0.0.1:{closed_port()}", timeout_s=2.0) as client,
+        pytest.raises(EnvConnectionError, match="unreachable"),
+    ):
+        client.tasks()
 
 
 def test_non_json_error_body_still_names_the_status() -> None:
-    response = httpx.Response(502, text="upstream down", request=httpx.Request("GET", "http://x/tasks"))
+    response = httpx.Response(
+        502, text="upstream down", request=httpx.Request("GET", "http://x/tasks")
+    )
     with pytest.raises(EnvServerError, match="HTTP 502: upstream down") as error:
         raise_for_response(response)
     assert error.value.status_code == 502 and error.value.errors == []
@@ -162,14 +168,20 @@ def test_async_client_plays_concurrent_episodes(live_server: str) -> None:
     async def both() -> list[tuple[str, float, int]]:
         return await asyncio.gather(play("easy_inbox_cleanup"), play("medium_sla_defense"))
 
-    (first_id, first_score, first_steps), (second_id, second_score, second_steps) = asyncio.run(both())
+    (first_id, first_score, first_steps), (second_id, second_score, second_steps) = asyncio.run(
+        both()
+    )
     assert first_id != second_id
     assert 0.0 <= first_score <= 1.0 and 0.0 <= second_score <= 1.0
     assert first_steps != second_steps, "each episode kept its own task"
 
 
-@pytest.mark.parametrize("task_id", ["order_status_lookup", "return_and_refund", "billing_discrepancy"])
-def test_servicebench_env_plays_an_episode_over_the_websocket(live_server: str, task_id: str) -> None:
+@pytest.mark.parametrize(
+    "task_id", ["order_status_lookup", "return_and_refund", "billing_discrepancy"]
+)
+def test_servicebench_env_plays_an_episode_over_the_websocket(
+    live_server: str, task_id: str
+) -> None:
     with ServiceBenchEnv(base_url=live_server).sync() as env:
         result = env.reset(task_id=task_id)
         assert isinstance(result.observation, ServiceBenchObservation)

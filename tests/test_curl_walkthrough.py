@@ -21,7 +21,9 @@ WALKTHROUGH = [
 
 def curl(command: str, base_url: str) -> dict:
     argv = shlex.split(command.replace("\\\n", " ").replace("http://localhost:8000", base_url))
-    output = subprocess.run([*argv, "-s", "--max-time", "10"], check=True, capture_output=True, text=True)
+    output = subprocess.run(
+        [*argv, "-s", "--max-time", "10"], check=True, capture_output=True, text=True
+    )
     return json.loads(output.stdout)
 
 

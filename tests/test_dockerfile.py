@@ -62,10 +62,21 @@ def test_uv_is_pinned_to_the_version_ci_uses() -> None:
 
 def test_dependencies_install_from_the_lock_file_before_the_source_is_copied() -> None:
     copies = only("COPY")
-    lock_copy = index_of(lambda i: i.keyword == "COPY" and df.split_flags(i.value)[1].split()[:-1] == ["pyproject.toml", "uv.lock"])
-    deps_sync = index_of(lambda i: i.keyword == "RUN" and "uv sync" in i.value and "--no-install-project" in i.value)
-    source_copy = index_of(lambda i: i.keyword == "COPY" and df.split_flags(i.value)[1].split()[0] == ".")
-    project_sync = max(n for n, i in enumerate(INSTRUCTIONS) if i.keyword == "RUN" and "uv sync" in i.value)
+    lock_copy = index_of(
+        lambda i: (
+            i.keyword == "COPY"
+            and df.split_flags(i.value)[1].split()[:-1] == ["pyproject.toml", "uv.lock"]
+        )
+    )
+    deps_sync = index_of(
+        lambda i: i.keyword == "RUN" and "uv sync" in i.value and "--no-install-project" in i.value
+    )
+    source_copy = index_of(
+        lambda i: i.keyword == "COPY" and df.split_flags(i.value)[1].split()[0] == "."
+    )
+    project_sync = max(
+        n for n, i in enumerate(INSTRUCTIONS) if i.keyword == "RUN" and "uv sync" in i.value
+    )
     assert lock_copy < deps_sync < source_copy < project_sync
     assert len(copies) == 2, "only the lock files may be copied before the dependency layer"
     for ins in INSTRUCTIONS:
@@ -93,7 +104,7 @@ def test_port_defaults_to_8000_everywhere() -> None:
 def _cmd_args_with_fake_uvicorn(tmp_path: Path, extra_env: dict[str, str]) -> list[str]:
     """Run the image's CMD with a stand-in `uvicorn` that prints the arguments it got."""
     fake = tmp_path / "uvicorn"
-    fake.write_text("#!/bin/sh\nfor a in \"$@\"; do echo \"$a\"; done\n")
+    fake.write_text('#!/bin/sh\nfor a in "$@"; do echo "$a"; done\n')
     fake.chmod(0o755)
     argv = df.command_argv(only("CMD")[-1].value)
     env = {"PATH": f"{tmp_path}:/usr/bin:/bin", **extra_env}
@@ -103,8 +114,16 @@ def _cmd_args_with_fake_uvicorn(tmp_path: Path, extra_env: dict[str, str]) -> li
 
 def test_cmd_starts_uvicorn_on_all_interfaces_and_port_8000_by_default(tmp_path: Path) -> None:
     command = " ".join(df.command_argv(only("CMD")[-1].value))
-    assert "exec uvicorn server.app:app" in command, "uvicorn must be PID 1 to get SIGTERM"
-    assert _cmd_args_with_fake_uvicorn(tmp_path, {}) == ["server.app:app", "--host", "0.0.0.0", "--port", "8000"]
+    assert "exec uvicorn servicebench_support_queue.server.app:app" in command, (
+        "uvicorn must be PID 1 to get SIGTERM"
+    )
+    assert _cmd_args_with_fake_uvicorn(tmp_path, {}) == [
+        "servicebench_support_queue.server.app:app",
+        "--host",
+        "0.0.0.0",
+        "--port",
+        "8000",
+    ]
 
 
 def test_cmd_listens_on_the_port_the_platform_gives(tmp_path: Path) -> None:
@@ -119,15 +138,21 @@ def test_healthcheck_uses_python_and_passes_only_when_health_answers(live_server
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
     port = live_server.rsplit(":", 1)[1]
     up = subprocess.run(argv, env={**env, "PORT": port}, capture_output=True, timeout=30)
-    down = subprocess.run(argv, env={**env, "PORT": str(free_port())}, capture_output=True, timeout=30)
+    down = subprocess.run(
+        argv, env={**env, "PORT": str(free_port())}, capture_output=True, timeout=30
+    )
     assert up.returncode == 0, up.stderr
     assert down.returncode != 0
 
 
 def test_hadolint_finds_nothing() -> None:
-    hadolint = shutil.which("hadolint", path=f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}")
+    hadolint = shutil.which(
+        "hadolint", path=f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"
+    )
     assert hadolint, "hadolint is missing: install the test extra (uv sync --extra test)"
-    done = subprocess.run([hadolint, "--no-color", str(DOCKERFILE)], capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [hadolint, "--no-color", str(DOCKERFILE)], capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 0 and not done.stdout.strip(), done.stdout + done.stderr
 
 
@@ -147,7 +172,9 @@ def test_readme_front_matter_declares_a_docker_space_on_the_image_port() -> None
 
 def test_dockerignore_matches_as_docker_does() -> None:
     ignore = df.DockerIgnore("**/__pycache__\n*.egg-info\ntests\ndocs/*.md\n!docs/keep.md\n")
-    assert ignore.excludes("__pycache__/a.pyc") and ignore.excludes("server/__pycache__/app.cpython-311.pyc")
+    assert ignore.excludes("__pycache__/a.pyc") and ignore.excludes(
+        "server/__pycache__/app.cpython-311.pyc"
+    )
     assert ignore.excludes("x.egg-info/PKG-INFO") and not ignore.excludes("sub/x.egg-info")
     assert ignore.excludes("tests/test_a.py") and not ignore.excludes("server/tests.py")
     assert ignore.excludes("docs/a.md") and not ignore.excludes("docs/keep.md")
@@ -156,14 +183,35 @@ def test_dockerignore_matches_as_docker_does() -> None:
 
 def test_the_image_holds_the_app_and_leaves_tests_caches_and_venvs_out() -> None:
     files = set(df.context_files(REPO))
-    needed = {"inference.py", "client.py", "models.py", "pyproject.toml", "uv.lock",
-              "README.md", "LICENSE", "openenv.yaml", "server/app.py", "services/__init__.py"}
-    needed |= {p.relative_to(REPO).as_posix() for folder in ("server", "services", "data", "policies", "agents")
-               for p in (REPO / folder).rglob("*") if p.is_file() and "__pycache__" not in p.parts}
-    assert {"server/servicebench_environment.py", "server/support_queue_environment.py"} <= needed
+    needed = {
+        "__init__.py",
+        "inference.py",
+        "client.py",
+        "models.py",
+        "pyproject.toml",
+        "uv.lock",
+        "README.md",
+        "LICENSE",
+        "openenv.yaml",
+        "server/app.py",
+        "mock_services/__init__.py",
+    }
+    needed |= {
+        p.relative_to(REPO).as_posix()
+        for folder in ("server", "mock_services", "data", "agents")
+        for p in (REPO / folder).rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts
+    }
+    assert {"server/servicebench/environment.py", "server/support_queue/environment.py"} <= needed
     assert needed <= files, f"missing from the image: {sorted(needed - files)}"
-    leaked = [f for f in files if f.split("/")[0] in {"tests", ".git", ".venv", ".ci", "scripts", "examples"}
-              or "__pycache__" in f or f.endswith(".pyc")]
+    leaked = [
+        f
+        for f in files
+        if f.split("/")[0]
+        in {"tests", ".git", ".venv", ".ci", "scripts", "examples", "bench", "validation"}
+        or "__pycache__" in f
+        or f.endswith(".pyc")
+    ]
     assert not leaked, leaked[:10]
 
 
@@ -171,24 +219,38 @@ def test_the_image_holds_the_app_and_leaves_tests_caches_and_venvs_out() -> None
 
 
 def test_the_smoke_test_passes_against_a_running_server(live_server: str) -> None:
-    done = subprocess.run([sys.executable, str(REPO / "scripts" / "smoke_test_server.py"), live_server],
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "smoke_test_server.py"), live_server],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     summary = json.loads(done.stdout)
     assert done.returncode == 0 and summary["passed"], summary
     assert summary["episode"]["steps"] == 2 and summary["episode"]["score"] == pytest.approx(1.0)
 
 
 def test_replaying_the_dockerfile_installs_starts_and_serves_an_episode() -> None:
-    done = subprocess.run([sys.executable, str(REPO / "scripts" / "replay_dockerfile.py")],
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "replay_dockerfile.py")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     summary = json.loads(done.stdout)
-    assert done.returncode == 0 and summary["passed"], summary.get("error", "") + done.stderr[-3000:]
+    assert done.returncode == 0 and summary["passed"], (
+        summary.get("error", "") + done.stderr[-3000:]
+    )
     assert summary["health"] == {"status": "healthy"}
     assert summary["healthcheck_exit_code"] == 0
     assert summary["sigterm"]["graceful"] and summary["sigterm"]["exit_code"] in (0, -15)
     assert summary["exposed"] == ["8000"]
     episode = summary["episode"]
-    assert episode["task_id"] == "order_status_lookup" and episode["done"] and episode["task_completed"]
+    assert (
+        episode["task_id"] == "order_status_lookup"
+        and episode["done"]
+        and episode["task_completed"]
+    )
     assert episode["score"] == pytest.approx(1.0) == pytest.approx(sum(episode["rewards"]))
     skipped = "\n".join(summary["skipped"])
     assert "useradd" in skipped and "chown user:user /app" in skipped and "USER 1000" in skipped

@@ -10,7 +10,6 @@ from pathlib import Path
 from statistics import fmean
 
 import pytest
-
 from fake_openai import Status
 from inference_support import (
     END,
@@ -27,13 +26,21 @@ from inference_support import (
     ids,
     measure_heuristic_scores,
 )
-from models import TaskCard
+
+from servicebench_support_queue.models import TaskCard
 
 SCENARIOS: dict[str, Scenario] = {
-    "fallback": Scenario(("--fallback",), lambda c: ([], Status(500)), subprocess=True, default_output=True),
-    "flags": Scenario(("--task", "3", "--seed", "0", "--max-steps", "2"), lambda c: ([], OracleBrain(c, "tools"))),
-    "no_server": Scenario(("--fallback",), lambda c: ([], Status(500)),
-                          env=(("ENV_BASE_URL", f"http://127.0.0.1:{closed_port()}"),)),
+    "fallback": Scenario(
+        ("--fallback",), lambda c: ([], Status(500)), subprocess=True, default_output=True
+    ),
+    "flags": Scenario(
+        ("--task", "3", "--seed", "0", "--max-steps", "2"), lambda c: ([], OracleBrain(c, "tools"))
+    ),
+    "no_server": Scenario(
+        ("--fallback",),
+        lambda c: ([], Status(500)),
+        env=(("ENV_BASE_URL", f"http://127.0.0.1:{closed_port()}"),),
+    ),
 }
 
 
@@ -41,8 +48,9 @@ def test_every_run_logs_only_structured_lines_and_hides_the_token(runs: dict[str
     assert_clean(runs)
 
 
-def test_fallback_solves_servicebench_and_runs_the_heuristic(live_server: str, runs: dict[str, Run],
-                                                             cards: list[TaskCard]) -> None:
+def test_fallback_solves_servicebench_and_runs_the_heuristic(
+    live_server: str, runs: dict[str, Run], cards: list[TaskCard]
+) -> None:
     run = completed(runs["fallback"])
     heuristic_scores = measure_heuristic_scores(live_server, cards)
     assert not run.requests, "--fallback needs no model"
@@ -56,12 +64,14 @@ def test_fallback_solves_servicebench_and_runs_the_heuristic(live_server: str, r
             assert episode.score == pytest.approx(heuristic_scores[episode.task], abs=5e-4)
 
 
-def test_results_file_records_every_task_and_the_means(runs: dict[str, Run], cards: list[TaskCard]) -> None:
+def test_results_file_records_every_task_and_the_means(
+    runs: dict[str, Run], cards: list[TaskCard]
+) -> None:
     run = completed(runs["fallback"])
     results = run.results  # written to the working directory by default
     assert results["model"] == "fallback" and results["fallback"] is True
     assert [t["task_id"] for t in results["tasks"]] == ids(cards)
-    for task, episode in zip(results["tasks"], run.episodes):
+    for task, episode in zip(results["tasks"], run.episodes, strict=True):
         assert task["env"] == episode.env and task["model"] == "fallback" and task["seed"] is None
         assert task["success"] is episode.success and task["steps"] == len(episode.steps)
         assert f"{task['score']:.3f}" == f"{episode.score:.3f}"
@@ -73,17 +83,22 @@ def test_results_file_records_every_task_and_the_means(runs: dict[str, Run], car
     for env in ("servicebench", "support_queue"):
         expected = fmean(t["score"] for t in results["tasks"] if t["env"] == env)
         assert summary["mean_score"][env] == pytest.approx(expected)
-    assert summary["mean_score"]["overall"] == pytest.approx(fmean(t["score"] for t in results["tasks"]))
+    assert summary["mean_score"]["overall"] == pytest.approx(
+        fmean(t["score"] for t in results["tasks"])
+    )
     assert summary["tasks"] == len(cards) and summary["successes"] == len(cards)
 
 
-def test_default_run_writes_its_trajectories_and_report_next_to_the_results(runs: dict[str, Run],
-                                                                             cards: list[TaskCard]) -> None:
+def test_default_run_writes_its_trajectories_and_report_next_to_the_results(
+    runs: dict[str, Run], cards: list[TaskCard]
+) -> None:
     run = completed(runs["fallback"])
     lines = (run.cwd / "inference_trajectories.jsonl").read_text().splitlines()
     assert [json.loads(line) for line in lines] == run.results["tasks"]
     report = (run.cwd / "inference_report.md").read_text()
-    assert "Seeds: canonical tasks" in report and "| pass^1 |" in report and "| pass^2 |" not in report
+    assert (
+        "Seeds: canonical tasks" in report and "| pass^1 |" in report and "| pass^2 |" not in report
+    )
     assert all(f"`{task_id}`" in report for task_id in ids(cards))
     assert run.results["aggregate"]["repeats"] == 1 and run.results["seeds"] == [None]
 
@@ -118,10 +133,17 @@ def test_unreachable_environment_server(runs: dict[str, Run]) -> None:
         (("--concurrency", "1000"), {}, "--concurrency"),
     ],
 )
-def test_bad_configuration_fails_before_any_work(tmp_path: Path, args: tuple[str, ...],
-                                                 env: dict[str, str], complaint: str) -> None:
-    done = subprocess.run([sys.executable, str(REPO / "inference.py"), *args], cwd=tmp_path,
-                          env={**os.environ, **env, "HF_TOKEN": TOKEN}, capture_output=True, text=True, timeout=60)
+def test_bad_configuration_fails_before_any_work(
+    tmp_path: Path, args: tuple[str, ...], env: dict[str, str], complaint: str
+) -> None:
+    done = subprocess.run(
+        [sys.executable, str(REPO / "inference.py"), *args],
+        cwd=tmp_path,
+        env={**os.environ, **env, "HF_TOKEN": TOKEN},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 2 and done.stdout == ""
     assert complaint in done.stderr and TOKEN not in done.stderr
     assert not list(tmp_path.iterdir()), "no file is written"
@@ -131,19 +153,30 @@ def test_bad_configuration_fails_before_any_work(tmp_path: Path, args: tuple[str
 
 
 def test_json_is_found_wherever_the_model_put_it() -> None:
-    from agents.parsing import ParseError, extract_json_object
+    from servicebench_support_queue.agents.parsing import ParseError, extract_json_object
 
     assert extract_json_object('{"a": 1}') == {"a": 1}
-    assert extract_json_object('Sure!\n```json\n{"a": {"b": [1, 2]}}\n```\nDone.') == {"a": {"b": [1, 2]}}
-    assert extract_json_object('<think>maybe {"a": 0}</think>I pick {"a": 2} then {"a": 3}') == {"a": 2}
-    assert extract_json_object('<tool_call>{"name": "x", "arguments": {}}</tool_call>')["name"] == "x"
+    assert extract_json_object('Sure!\n```json\n{"a": {"b": [1, 2]}}\n```\nDone.') == {
+        "a": {"b": [1, 2]}
+    }
+    assert extract_json_object('<think>maybe {"a": 0}</think>I pick {"a": 2} then {"a": 3}') == {
+        "a": 2
+    }
+    assert (
+        extract_json_object('<tool_call>{"name": "x", "arguments": {}}</tool_call>')["name"] == "x"
+    )
     for bad in ("", "no json here", "[1, 2]", '{"unterminated": '):
         with pytest.raises(ParseError):
             extract_json_object(bad)
 
 
 def test_log_lines_and_redaction() -> None:
-    from agents.output import Redactor, format_end, format_start, format_step
+    from servicebench_support_queue.agents.output import (
+        Redactor,
+        format_end,
+        format_start,
+        format_step,
+    )
 
     assert START.match(format_start("t", "servicebench", "org/model"))
     line = format_step(3, {"reason": "two\nlines \u2028 here"}, -0.0001, True, "bad\nthing")

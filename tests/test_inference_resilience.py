@@ -2,22 +2,38 @@
 
 from __future__ import annotations
 
-
 from fake_openai import Delay, RawBody, Status, Text
 from inference_support import OracleBrain, Run, Scenario, assert_clean, completed, ids
-from models import TaskCard
+
+from servicebench_support_queue.models import TaskCard
 
 TIME_BUDGET_S = 3
 
 SCENARIOS: dict[str, Scenario] = {
-    "model_down": Scenario((), lambda c: ([], Status(503, "overloaded", echo_auth=True)),
-                           env=(("MODEL_MAX_RETRIES", "1"), ("AGENT_MAX_FAILED_TURNS", "2"))),
-    "sb_flaky_model": Scenario(("--task", "order_status_lookup"), lambda c: (
-        [Status(500), Status(429, headers=(("Retry-After", "0.01"),)), Delay(6.0, Text("too late")),
-         RawBody(b'{"choices": []}'), RawBody(b"<html>bad gateway</html>")], OracleBrain(c, "tools")),
-        env=(("MODEL_TIMEOUT_S", "1.5"), ("MODEL_MAX_RETRIES", "5"))),
-    "time_budget": Scenario((), lambda c: ([], Delay(1.0, Text("still thinking..."))),
-                            env=(("INFERENCE_TIME_BUDGET_S", str(TIME_BUDGET_S)),)),
+    "model_down": Scenario(
+        (),
+        lambda c: ([], Status(503, "overloaded", echo_auth=True)),
+        env=(("MODEL_MAX_RETRIES", "1"), ("AGENT_MAX_FAILED_TURNS", "2")),
+    ),
+    "sb_flaky_model": Scenario(
+        ("--task", "order_status_lookup"),
+        lambda c: (
+            [
+                Status(500),
+                Status(429, headers=(("Retry-After", "0.01"),)),
+                Delay(6.0, Text("too late")),
+                RawBody(b'{"choices": []}'),
+                RawBody(b"<html>bad gateway</html>"),
+            ],
+            OracleBrain(c, "tools"),
+        ),
+        env=(("MODEL_TIMEOUT_S", "1.5"), ("MODEL_MAX_RETRIES", "5")),
+    ),
+    "time_budget": Scenario(
+        (),
+        lambda c: ([], Delay(1.0, Text("still thinking..."))),
+        env=(("INFERENCE_TIME_BUDGET_S", str(TIME_BUDGET_S)),),
+    ),
 }
 
 
@@ -46,9 +62,13 @@ def test_model_down_is_bounded_and_logged(runs: dict[str, Run], cards: list[Task
             assert not episode.success and episode.score == 0.0
             assert [s["action"] for s in episode.steps] == [None, None]
         else:
-            assert all(s["action"] is not None for s in episode.steps), "the queue goes on, neutrally"
+            assert all(s["action"] is not None for s in episode.steps), (
+                "the queue goes on, neutrally"
+            )
     tickets = sum(len(e.steps) for e in run.episodes if e.env == "support_queue")
-    assert len(run.requests) == 2 * (2 * len(ids(cards, "servicebench")) + tickets), "2 attempts per turn"
+    assert len(run.requests) == 2 * (2 * len(ids(cards, "servicebench")) + tickets), (
+        "2 attempts per turn"
+    )
     assert all(t["error"] for t in run.results["tasks"] if t["env"] == "servicebench")
 
 
@@ -57,8 +77,10 @@ def test_the_run_keeps_to_its_time_budget(runs: dict[str, Run], cards: list[Task
     assert [e.task for e in run.episodes] == ids(cards), "every task still starts and ends"
     assert run.results["duration_s"] < TIME_BUDGET_S + 5
     assert len(run.requests) <= 2 * len(cards), "no model call once a task's share is spent"
-    for episode, task in zip(run.episodes, run.results["tasks"]):
+    for episode, task in zip(run.episodes, run.results["tasks"], strict=True):
         if episode.env == "servicebench":
             assert not episode.success and "INFERENCE_TIME_BUDGET_S" in task["error"]
         else:
-            assert episode.success and all("INFERENCE_TIME_BUDGET_S" in s["error"] for s in episode.steps)
+            assert episode.success and all(
+                "INFERENCE_TIME_BUDGET_S" in s["error"] for s in episode.steps
+            )

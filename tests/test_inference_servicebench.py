@@ -6,8 +6,6 @@ import json
 import re
 from typing import Any
 
-
-from client import EnvHttpClient
 from fake_openai import Reply, Status, Text, ToolCalls
 from inference_support import (
     MODEL,
@@ -18,7 +16,9 @@ from inference_support import (
     completed,
     ids,
 )
-from models import TaskCard
+
+from servicebench_support_queue.client import EnvHttpClient
+from servicebench_support_queue.models import TaskCard
 
 
 def refuse_tools(brain: Any) -> Any:
@@ -30,12 +30,21 @@ def refuse_tools(brain: Any) -> Any:
 
 SCENARIOS: dict[str, Scenario] = {
     "sb_tools": Scenario(("--env", "servicebench"), lambda c: ([], OracleBrain(c, "tools"))),
-    "sb_text": Scenario(("--env", "servicebench"), lambda c: ([], OracleBrain(c, "text")),
-                        env=(("MODEL_TOOLS", "off"),)),
-    "sb_refused_tools": Scenario(("--task", "return_and_refund"),
-                                 lambda c: ([], refuse_tools(OracleBrain(c, "text")))),
-    "sb_correction": Scenario(("--task", "1"), lambda c: (
-        [ToolCalls((("no_such_function", {}),)), Text("Let me think about it.")], OracleBrain(c, "tools"))),
+    "sb_text": Scenario(
+        ("--env", "servicebench"),
+        lambda c: ([], OracleBrain(c, "text")),
+        env=(("MODEL_TOOLS", "off"),),
+    ),
+    "sb_refused_tools": Scenario(
+        ("--task", "return_and_refund"), lambda c: ([], refuse_tools(OracleBrain(c, "text")))
+    ),
+    "sb_correction": Scenario(
+        ("--task", "1"),
+        lambda c: (
+            [ToolCalls((("no_such_function", {}),)), Text("Let me think about it.")],
+            OracleBrain(c, "tools"),
+        ),
+    ),
 }
 
 
@@ -73,8 +82,9 @@ def test_servicebench_through_json_in_text(runs: dict[str, Run]) -> None:
     run = completed(runs["sb_text"])
     assert len(run.episodes) == 3 and all(e.success and e.score == 1.0 for e in run.episodes)
     assert all("tools" not in r.body for r in run.requests)
-    assert "/inventory/price-history" in run.requests[0].body["messages"][0]["content"], \
+    assert "/inventory/price-history" in run.requests[0].body["messages"][0]["content"], (
         "without tools the catalogue is in the prompt"
+    )
     assert all(m["role"] != "tool" for r in run.requests for m in r.body["messages"])
 
 
@@ -103,17 +113,21 @@ def test_unusable_reply_gets_one_correction_then_a_failed_turn(runs: dict[str, R
 
 
 def test_catalogue_tools_follow_the_endpoint_specs(live_server: str) -> None:
-    from agents.catalogue import Catalogue
+    from servicebench_support_queue.agents.catalogue import Catalogue
 
     with EnvHttpClient(live_server) as client:
         specs = client.reset(task_id="billing_discrepancy").observation.available_endpoints
     catalogue = Catalogue(specs)
     tools = catalogue.tools()
     assert len(tools) == len(specs) == len({t["function"]["name"] for t in tools})
-    for spec, tool in zip(specs, tools):
+    for spec, tool in zip(specs, tools, strict=True):
         function = tool["function"]
         endpoint = catalogue.by_name[function["name"]]
-        assert (endpoint.service, endpoint.endpoint, endpoint.method) == (spec["service"], spec["endpoint"], spec["method"])
+        assert (endpoint.service, endpoint.endpoint, endpoint.method) == (
+            spec["service"],
+            spec["endpoint"],
+            spec["method"],
+        )
         assert set(function["parameters"]["properties"]) == set(spec["params"])
         required = {name for name, p in spec["params"].items() if p["required"]}
         assert set(function["parameters"].get("required", [])) == required
@@ -121,8 +135,12 @@ def test_catalogue_tools_follow_the_endpoint_specs(live_server: str) -> None:
 
 
 def test_servicebench_conversation_stays_bounded(live_server: str) -> None:
-    from agents.model import ModelReply, ToolCall
-    from agents.servicebench_llm import HISTORY_EXCHANGES, RESULT_CHARS, ServiceBenchLLMAgent
+    from servicebench_support_queue.agents.model import ModelReply, ToolCall
+    from servicebench_support_queue.agents.servicebench_llm import (
+        HISTORY_EXCHANGES,
+        RESULT_CHARS,
+        ServiceBenchLLMAgent,
+    )
 
     class ListingModel:
         """Always asks for the next page of users, and remembers what it was sent."""
@@ -132,7 +150,9 @@ def test_servicebench_conversation_stays_bounded(live_server: str) -> None:
 
         def complete(self, messages: list[dict[str, Any]], tools: Any, deadline: Any) -> ModelReply:
             self.sent.append(messages)
-            call = ToolCall(f"call_{len(self.sent)}", "users_list", json.dumps({"page": len(self.sent)}))
+            call = ToolCall(
+                f"call_{len(self.sent)}", "users_list", json.dumps({"page": len(self.sent)})
+            )
             return ModelReply("", (call,))
 
     model = ListingModel()
@@ -147,5 +167,7 @@ def test_servicebench_conversation_stays_bounded(live_server: str) -> None:
     last = model.sent[-1]
     assert len(last) == 2 + 2 * HISTORY_EXCHANGES
     assert last[0]["role"] == "system" and "Task:" in last[1]["content"]
-    assert last[2]["role"] == "assistant" and last[3]["tool_call_id"] == last[2]["tool_calls"][0]["id"]
+    assert (
+        last[2]["role"] == "assistant" and last[3]["tool_call_id"] == last[2]["tool_calls"][0]["id"]
+    )
     assert all(len(m["content"]) <= RESULT_CHARS for m in last if m["role"] == "tool")

@@ -7,7 +7,6 @@ from statistics import fmean
 from typing import Any
 
 import pytest
-
 from fake_openai import Reply, Text
 from inference_support import (
     Run,
@@ -18,7 +17,8 @@ from inference_support import (
     ids,
     measure_heuristic_scores,
 )
-from models import TaskCard
+
+from servicebench_support_queue.models import TaskCard
 
 INVALID_TRIAGE = Text('{"priority": "URGENT", "queue": "billing", "disposition": "respond"}')
 
@@ -29,8 +29,10 @@ def invalid_first(body: dict[str, Any]) -> Reply:
 
 SCENARIOS: dict[str, Scenario] = {
     "sq_retry_once": Scenario(("--env", "support_queue"), lambda c: ([], invalid_first)),
-    "sq_garbage": Scenario(("--env", "support_queue"),
-                           lambda c: ([], Text("This ticket looks urgent, route it to security."))),
+    "sq_garbage": Scenario(
+        ("--env", "support_queue"),
+        lambda c: ([], Text("This ticket looks urgent, route it to security.")),
+    ),
 }
 
 
@@ -43,8 +45,9 @@ def test_every_run_logs_only_structured_lines_and_hides_the_token(runs: dict[str
     assert_clean(runs)
 
 
-def test_support_queue_invalid_output_is_retried_once(runs: dict[str, Run], cards: list[TaskCard],
-                                                      heuristic_scores: dict[str, float]) -> None:
+def test_support_queue_invalid_output_is_retried_once(
+    runs: dict[str, Run], cards: list[TaskCard], heuristic_scores: dict[str, float]
+) -> None:
     run = completed(runs["sq_retry_once"])
     assert [e.task for e in run.episodes] == ids(cards, "support_queue")
     for episode in run.episodes:
@@ -58,14 +61,19 @@ def test_support_queue_invalid_output_is_retried_once(runs: dict[str, Run], card
     assert retry[3]["role"] == "user" and "priority" in retry[3]["content"]
 
 
-def test_support_queue_garbage_gets_the_neutral_action(runs: dict[str, Run], heuristic_scores: dict[str, float]) -> None:
+def test_support_queue_garbage_gets_the_neutral_action(
+    runs: dict[str, Run], heuristic_scores: dict[str, float]
+) -> None:
     run = completed(runs["sq_garbage"])
     actions = {json.dumps(s["action"], sort_keys=True) for s in run.steps()}
     assert len(actions) == 1, "the neutral action does not depend on the ticket"
     assert all("invalid model output" in s["error"] for s in run.steps())
-    assert len(run.requests) == 2 * len(run.steps()), "one retry per ticket, then the neutral action"
+    assert len(run.requests) == 2 * len(run.steps()), (
+        "one retry per ticket, then the neutral action"
+    )
     for episode in run.episodes:
         assert episode.success, "every ticket was processed"
         assert episode.score < heuristic_scores[episode.task]
-    assert fmean(e.score for e in run.episodes) < fmean(heuristic_scores.values()) - 0.25, \
+    assert fmean(e.score for e in run.episodes) < fmean(heuristic_scores.values()) - 0.25, (
         "a model emitting garbage must not score like the heuristic"
+    )

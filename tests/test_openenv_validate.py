@@ -35,16 +35,28 @@ from openenv.validation.runtime.collector import collect_runtime_evidence
 from openenv.validation.runtime.contracts import RuntimeEvidence, RuntimePlan, load_runtime_plan
 from packaging.requirements import Requirement
 
+from servicebench_support_queue import __version__ as VERSION
+
 REPO = Path(__file__).resolve().parent.parent
 PREFIXES = ("", "/servicebench", "/support_queue")
 MANIFEST = yaml.safe_load((REPO / "openenv.yaml").read_text(encoding="utf-8"))
 PROJECT = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
 RUNTIME_GRADERS = (RewardWellFormedGrader(), ObservationSchemaGrader(), StateContractGrader())
 
-LOOKUP_JANE = {"service": "user", "endpoint": "/users/lookup", "method": "GET",
-               "params": {"email": "jane.doe@example.com"}}
-TRIAGE = {"priority": "P3", "queue": "billing", "disposition": "respond", "summary": "Customer asks about billing.",
-          "response": "Thanks, we are looking into it.", "confidence": 0.5}
+LOOKUP_JANE = {
+    "service": "user",
+    "endpoint": "/users/lookup",
+    "method": "GET",
+    "params": {"email": "jane.doe@example.com"},
+}
+TRIAGE = {
+    "priority": "P3",
+    "queue": "billing",
+    "disposition": "respond",
+    "summary": "Customer asks about billing.",
+    "response": "Thanks, we are looking into it.",
+    "confidence": 0.5,
+}
 
 
 def openenv_cli() -> str:
@@ -55,10 +67,16 @@ def openenv_cli() -> str:
     return found
 
 
-def plan(task_id: str, seed: int, actions: list[dict[str, Any]], episode_id: str = "validate-1") -> RuntimePlan:
-    return RuntimePlan.model_validate({"plan_schema_version": "1", "actions": actions,
-                                       "reset": {"episode_id": episode_id, "seed": seed,
-                                                 "options": {"task_id": task_id}}})
+def plan(
+    task_id: str, seed: int, actions: list[dict[str, Any]], episode_id: str = "validate-1"
+) -> RuntimePlan:
+    return RuntimePlan.model_validate(
+        {
+            "plan_schema_version": "1",
+            "actions": actions,
+            "reset": {"episode_id": episode_id, "seed": seed, "options": {"task_id": task_id}},
+        }
+    )
 
 
 @pytest.fixture(scope="module")
@@ -71,11 +89,21 @@ def manifest() -> NormalizedManifestV2:
 @pytest.fixture(scope="module")
 def reports(live_server: str) -> dict[str, tuple[int, dict[str, Any]]]:
     """Every `openenv validate` run this module checks, started at once (each CLI start takes seconds)."""
-    runs = {"static": ["--level", "static", "--json"], "skip_build": ["--skip-build", "--json"],
-            **{prefix: ["--url", live_server + prefix, "--json"] for prefix in PREFIXES}}
-    started = {name: subprocess.Popen([openenv_cli(), "validate", *args], cwd=REPO, text=True,
-                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-               for name, args in runs.items()}
+    runs = {
+        "static": ["--level", "static", "--json"],
+        "skip_build": ["--skip-build", "--json"],
+        **{prefix: ["--url", live_server + prefix, "--json"] for prefix in PREFIXES},
+    }
+    started = {
+        name: subprocess.Popen(
+            [openenv_cli(), "validate", *args],
+            cwd=REPO,
+            text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        for name, args in runs.items()
+    }
     results = {}
     try:
         for name, process in started.items():
@@ -100,7 +128,9 @@ def test_local_static_validation_passes(reports: dict[str, Any]) -> None:
     code, report = reports["static"]
     assert (code, report["verdict"]) == (0, "pass"), report["results"]
     assert statuses(report) == {"static.manifest": "pass"}
-    assert report["manifest"]["name"] == PROJECT["name"] and report["manifest"]["version"] == PROJECT["version"]
+    assert (
+        report["manifest"]["name"] == PROJECT["name"] and report["manifest"]["version"] == VERSION
+    )
 
 
 def test_local_validation_without_a_build_finds_no_failure(reports: dict[str, Any]) -> None:
@@ -111,11 +141,17 @@ def test_local_validation_without_a_build_finds_no_failure(reports: dict[str, An
     assert not {check for check, status in found.items() if status in ("fail", "error")}
 
 
-def test_the_repo_is_ready_for_every_deployment_mode() -> None:
+def test_the_repo_is_ready_for_every_deployment_mode_but_a_generic_server_script() -> None:
+    """OpenEnv's template names its console script `server`; ours is
+    `servicebench-support-queue-server`, since a generic `server` script would collide with
+    any other package's that installs one. Everything else the check wants holds."""
     valid, issues = validate_multi_mode_deployment(REPO)
-    assert valid, issues
-    assert get_deployment_modes(REPO) == {"docker": True, "openenv_serve": True, "uv_run": True,
-                                          "python_module": True}
+    assert (valid, issues) == (False, ["Missing [project.scripts] server entry point"])
+    assert (
+        PROJECT["scripts"]["servicebench-support-queue-server"]
+        == "servicebench_support_queue.server.app:main"
+    )
+    assert get_deployment_modes(REPO)["docker"] is True
 
 
 @pytest.mark.parametrize("prefix", PREFIXES, ids=["root", "servicebench", "support_queue"])
@@ -124,40 +160,65 @@ def test_runtime_validation_passes(reports: dict[str, Any], prefix: str) -> None
     failed = [c for c in report["criteria"] if not c["passed"]]
     assert report["passed"] is True and code == 0, failed
     assert report["mode"] == "simulation"
-    assert report["standard_version"] == PROJECT["version"]
-    assert report["summary"]["required_passed_count"] == report["summary"]["required_total_count"] >= 6
+    assert report["standard_version"] == VERSION
+    assert (
+        report["summary"]["required_passed_count"] == report["summary"]["required_total_count"] >= 6
+    )
 
 
 # ----------------------------------------------------------------------------- runtime graders
 
 
-def grade(manifest: NormalizedManifestV2, evidence: RuntimeEvidence) -> dict[str, tuple[str, list[str]]]:
-    subject = Subject(root=REPO, manifest=manifest, image_ref=None, running=None,
-                      outputs_dir=REPO / "outputs", runtime_evidence=evidence)
-    return {g.check_id: (r.status.value, r.evidence) for g in RUNTIME_GRADERS for r in [g.run(subject)]}
+def grade(
+    manifest: NormalizedManifestV2, evidence: RuntimeEvidence
+) -> dict[str, tuple[str, list[str]]]:
+    subject = Subject(
+        root=REPO,
+        manifest=manifest,
+        image_ref=None,
+        running=None,
+        outputs_dir=REPO / "outputs",
+        runtime_evidence=evidence,
+    )
+    return {
+        g.check_id: (r.status.value, r.evidence) for g in RUNTIME_GRADERS for r in [g.run(subject)]
+    }
 
 
 def play(base_url: str, episode: RuntimePlan, manifest: NormalizedManifestV2) -> RuntimeEvidence:
-    evidence = collect_runtime_evidence(base_url, episode, episode_timeout_s=manifest.resources.episode_timeout_s)
+    evidence = collect_runtime_evidence(
+        base_url, episode, episode_timeout_s=manifest.resources.episode_timeout_s
+    )
     assert evidence.failure_reason is None, evidence.failure_reason
     return evidence
 
 
 def step_replies(evidence: RuntimeEvidence) -> list[dict[str, Any]]:
-    return [json.loads(e.response_json)["data"] for e in evidence.exchanges if e.operation == "step"]
+    return [
+        json.loads(e.response_json)["data"] for e in evidence.exchanges if e.operation == "step"
+    ]
 
 
-def test_the_declared_runtime_plan_plays_a_whole_episode_to_full_score(live_server: str, manifest) -> None:
+def test_the_declared_runtime_plan_plays_a_whole_episode_to_full_score(
+    live_server: str, manifest
+) -> None:
     evidence = play(live_server, load_runtime_plan(REPO, manifest.execution), manifest)
     replies = step_replies(evidence)
-    assert replies[-1]["done"] is True and replies[-1]["observation"]["cumulative_reward"] == pytest.approx(1.0)
-    assert {check: status for check, (status, _) in grade(manifest, evidence).items()} == dict.fromkeys(
-        (g.check_id for g in RUNTIME_GRADERS), "pass")
+    assert replies[-1]["done"] is True and replies[-1]["observation"][
+        "cumulative_reward"
+    ] == pytest.approx(1.0)
+    assert {
+        check: status for check, (status, _) in grade(manifest, evidence).items()
+    } == dict.fromkeys((g.check_id for g in RUNTIME_GRADERS), "pass")
 
 
 EPISODES = {  # name: (environment, task, seed, actions)
-    "servicebench_penalties": ("servicebench", "order_status_lookup", 0,
-                               [LOOKUP_JANE, LOOKUP_JANE, {**LOOKUP_JANE, "service": "x"}]),
+    "servicebench_penalties": (
+        "servicebench",
+        "order_status_lookup",
+        0,
+        [LOOKUP_JANE, LOOKUP_JANE, {**LOOKUP_JANE, "service": "x"}],
+    ),
     "servicebench_variant": ("servicebench", "return_and_refund", 31, [LOOKUP_JANE]),
     "support_queue_whole": ("support_queue", "medium_sla_defense", 0, [TRIAGE] * 3),
     "support_queue_variant": ("support_queue", "hard_exec_escalations", 100_007, [TRIAGE] * 4),
@@ -165,10 +226,14 @@ EPISODES = {  # name: (environment, task, seed, actions)
 
 
 @pytest.mark.parametrize("name", EPISODES)
-def test_openenv_runtime_graders_pass_at_the_root_and_the_prefix(live_server: str, manifest, name: str) -> None:
+def test_openenv_runtime_graders_pass_at_the_root_and_the_prefix(
+    live_server: str, manifest, name: str
+) -> None:
     env, task_id, seed, actions = EPISODES[name]
     for prefix in ("", f"/{env}"):
-        evidence = play(live_server + prefix, plan(task_id, seed, actions, episode_id=f"{name}-{env}"), manifest)
+        evidence = play(
+            live_server + prefix, plan(task_id, seed, actions, episode_id=f"{name}-{env}"), manifest
+        )
         assert len(step_replies(evidence)) == len(actions)
         graded = grade(manifest, evidence)
         assert all(status == "pass" for status, _ in graded.values()), (prefix, graded)
@@ -179,20 +244,28 @@ def test_the_declared_reward_range_is_needed_and_checked(live_server: str, manif
     _, task_id, seed, actions = EPISODES["servicebench_penalties"]
     evidence = play(live_server, plan(task_id, seed, actions), manifest)
     assert min(reply["reward"] for reply in step_replies(evidence)) < 0
-    narrower = manifest.model_copy(update={"reward": manifest.reward.model_copy(update={"range": (0.0, 1.0)})})
+    narrower = manifest.model_copy(
+        update={"reward": manifest.reward.model_copy(update={"range": (0.0, 1.0)})}
+    )
     status, problems = grade(narrower, evidence)["runtime.reward_well_formed"]
     assert status == "fail" and any("in range" in problem for problem in problems)
 
 
 def test_the_state_contract_grader_sees_a_foreign_episode_id(live_server: str, manifest) -> None:
     """The grader compares the state's episode id with the one reset asked for: it can fail."""
-    evidence = play(live_server + "/support_queue", plan("easy_inbox_cleanup", 0, [TRIAGE]), manifest)
+    evidence = play(
+        live_server + "/support_queue", plan("easy_inbox_cleanup", 0, [TRIAGE]), manifest
+    )
     reset = evidence.exchanges[0]
     forged = reset.request_json.replace('"validate-1"', '"someone-else"')
     assert forged != reset.request_json
-    swapped = RuntimeEvidence(exchanges=(type(reset)(reset.operation, forged, reset.response_json),
-                                         *evidence.exchanges[1:]),
-                              observation_schema_json=evidence.observation_schema_json)
+    swapped = RuntimeEvidence(
+        exchanges=(
+            type(reset)(reset.operation, forged, reset.response_json),
+            *evidence.exchanges[1:],
+        ),
+        observation_schema_json=evidence.observation_schema_json,
+    )
     assert grade(manifest, swapped)["runtime.state_contract"][0] == "fail"
 
 
@@ -200,14 +273,22 @@ def test_the_state_contract_grader_sees_a_foreign_episode_id(live_server: str, m
 
 
 def test_dependencies_are_ranges_on_the_maintained_openenv_and_the_lock_pins_inside_them() -> None:
-    wanted = [Requirement(r) for r in PROJECT["dependencies"] + PROJECT["optional-dependencies"]["test"]]
+    wanted = [
+        Requirement(r) for r in PROJECT["dependencies"] + PROJECT["optional-dependencies"]["test"]
+    ]
     assert "openenv" in {r.name for r in wanted} and "openenv-core" not in {r.name for r in wanted}
-    locked = {p["name"]: p["version"] for p in tomllib.loads((REPO / "uv.lock").read_text())["package"]}
+    locked = {
+        p["name"]: p.get("version")
+        for p in tomllib.loads((REPO / "uv.lock").read_text())["package"]
+    }
     assert "openenv-core" not in locked, "openenv-core and openenv both own the `openenv` package"
     for requirement in wanted:
         operators = {spec.operator for spec in requirement.specifier}
         assert ">=" in operators and "<" in operators and not operators & {"==", "==="}, requirement
-        assert requirement.specifier.contains(locked[requirement.name]), (requirement, locked[requirement.name])
+        assert requirement.specifier.contains(locked[requirement.name]), (
+            requirement,
+            locked[requirement.name],
+        )
     with pytest.raises(metadata.PackageNotFoundError):
         metadata.distribution("openenv-core")  # the test venv has only the maintained distribution
     assert metadata.version("openenv") == locked["openenv"]
@@ -216,7 +297,10 @@ def test_dependencies_are_ranges_on_the_maintained_openenv_and_the_lock_pins_ins
 def test_the_project_is_bsd_3_clause_licensed_like_openenv() -> None:
     assert PROJECT["license"] == "BSD-3-Clause" and PROJECT["license-files"] == ["LICENSE"]
     text = (REPO / "LICENSE").read_text(encoding="utf-8")
-    assert text.startswith("BSD 3-Clause License") and "The ServiceBench + Support Queue authors" in text
+    assert (
+        text.startswith("BSD 3-Clause License")
+        and "The ServiceBench + Support Queue authors" in text
+    )
     assert metadata.metadata(PROJECT["name"])["License-Expression"] == "BSD-3-Clause"
 
 
@@ -224,14 +308,19 @@ def test_the_project_is_bsd_3_clause_licensed_like_openenv() -> None:
 
 
 def test_metadata_names_describes_versions_and_links_the_readme(live_server: str) -> None:
-    answers = {prefix: httpx.get(f"{live_server}{prefix}/metadata", timeout=10).json() for prefix in PREFIXES}
-    for prefix, metadata in answers.items():
-        assert metadata["name"].strip(), prefix
-        assert len(metadata["description"]) >= 40 and metadata["description"] != metadata["name"], prefix
-        assert metadata["version"] == PROJECT["version"] == MANIFEST["version"], prefix
-        assert metadata["documentation_url"].startswith("https://")
-        assert metadata["documentation_url"].endswith("README.md")
-        assert MANIFEST["name"] in metadata["documentation_url"], "the README link points at this Space"
+    answers = {
+        prefix: httpx.get(f"{live_server}{prefix}/metadata", timeout=10).json()
+        for prefix in PREFIXES
+    }
+    for prefix, answer in answers.items():
+        assert answer["name"].strip(), prefix
+        assert len(answer["description"]) >= 40 and answer["description"] != answer["name"], prefix
+        assert answer["version"] == VERSION == MANIFEST["version"], prefix
+        assert answer["documentation_url"].startswith("https://")
+        assert answer["documentation_url"].endswith("README.md")
+        assert MANIFEST["name"] in answer["documentation_url"], (
+            "the README link points at this Space"
+        )
     assert answers["/servicebench"]["name"] == "servicebench"
     assert answers["/support_queue"]["name"] == "support_queue"
     assert answers[""]["name"] not in {"servicebench", "support_queue"}
@@ -241,20 +330,30 @@ def test_metadata_names_describes_versions_and_links_the_readme(live_server: str
 def test_manifest_declares_the_space_and_app() -> None:
     assert MANIFEST["spec_version"] == 1
     assert MANIFEST["name"] == PROJECT["name"]
-    assert (MANIFEST["type"], MANIFEST["runtime"], MANIFEST["app"]) == ("space", "fastapi", "server.app:app")
+    assert (MANIFEST["type"], MANIFEST["runtime"], MANIFEST["app"]) == (
+        "space",
+        "fastapi",
+        "servicebench_support_queue.server.app:app",
+    )
     assert MANIFEST["port"] == 8000
     assert (REPO / MANIFEST["validation"]["execution"]["dockerfile"]).is_file()
     module, _, attribute = MANIFEST["app"].partition(":")
     assert callable(getattr(__import__(module, fromlist=[attribute]), attribute))
 
 
-def test_manifest_lists_exactly_the_environments_and_tasks_the_server_serves(live_server: str) -> None:
+def test_manifest_lists_exactly_the_environments_and_tasks_the_server_serves(
+    live_server: str,
+) -> None:
     served: dict[str, set[tuple[str, str, str]]] = {}
     for card in httpx.get(f"{live_server}/tasks", timeout=10).json()["tasks"]:
         served.setdefault(card["env"], set()).add((card["id"], card["title"], card["difficulty"]))
-    declared = {env["name"]: {(t["id"], t["title"], t["difficulty"]) for t in env["tasks"]}
-                for env in MANIFEST["environments"]}
+    declared = {
+        env["name"]: {(t["id"], t["title"], t["difficulty"]) for t in env["tasks"]}
+        for env in MANIFEST["environments"]
+    }
     assert declared == served
     for env in MANIFEST["environments"]:
         assert env["path"] == "/" + env["name"]
-        assert httpx.get(f"{live_server}{env['path']}/health", timeout=10).json() == {"status": "healthy"}
+        assert httpx.get(f"{live_server}{env['path']}/health", timeout=10).json() == {
+            "status": "healthy"
+        }

@@ -17,11 +17,12 @@ from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
 import httpx
 import pytest
-
 from server_process import free_port
 
 REPO = Path(__file__).resolve().parent.parent
-_spec = importlib.util.spec_from_file_location("trl_environment", REPO / "examples" / "trl_environment.py")
+_spec = importlib.util.spec_from_file_location(
+    "trl_environment", REPO / "examples" / "trl_environment.py"
+)
 trl_environment = importlib.util.module_from_spec(_spec)
 sys.modules["trl_environment"] = trl_environment
 _spec.loader.exec_module(trl_environment)
@@ -39,8 +40,11 @@ def server_url(live_server: str, monkeypatch: pytest.MonkeyPatch) -> str:
 
 def tools_of(env: object) -> dict[str, Any]:
     """What TRL exposes as tools: every public bound method except reset."""
-    return {name: member for name, member in inspect.getmembers(env, predicate=inspect.ismethod)
-            if not name.startswith("_") and name != "reset"}
+    return {
+        name: member
+        for name, member in inspect.getmembers(env, predicate=inspect.ismethod)
+        if not name.startswith("_") and name != "reset"
+    }
 
 
 def json_schema_able(hint: Any) -> bool:
@@ -70,15 +74,29 @@ def test_classes_have_the_shape_trl_expects(factory: type) -> None:
         hints = get_type_hints(method)
         for parameter in inspect.signature(method).parameters.values():
             assert parameter.name in hints, f"{name}({parameter.name}) needs a type hint"
-            assert json_schema_able(hints[parameter.name]), f"{name}({parameter.name}): {hints[parameter.name]}"
-            assert re.search(rf"^\s+{parameter.name}: \S", args_block, re.M), f"{name}: document {parameter.name}"
+            assert json_schema_able(hints[parameter.name]), (
+                f"{name}({parameter.name}): {hints[parameter.name]}"
+            )
+            assert re.search(rf"^\s+{parameter.name}: \S", args_block, re.M), (
+                f"{name}: document {parameter.name}"
+            )
 
 
 def test_servicebench_has_one_tool_per_catalogue_endpoint() -> None:
     env = ServiceBenchToolEnv()
-    samples = {"email": "jane.doe@example.com", "user_id": "USR-001", "page": 1, "per_page": 5,
-               "updates": {"notes": "called about a late parcel"}, "order_id": "ORD-1005",
-               "new_status": "returned", "amount": 1.0, "reason": "goodwill", "sku": "SKU-445", "adjustment": 1}
+    samples = {
+        "email": "jane.doe@example.com",
+        "user_id": "USR-001",
+        "page": 1,
+        "per_page": 5,
+        "updates": {"notes": "called about a late parcel"},
+        "order_id": "ORD-1005",
+        "new_status": "returned",
+        "amount": 1.0,
+        "reason": "goodwill",
+        "sku": "SKU-445",
+        "adjustment": 1,
+    }
     called = []
     for name, tool in sorted(tools_of(env).items()):
         env.reset(task_id="billing_discrepancy")  # a fresh episode each: writes must not interfere
@@ -86,7 +104,9 @@ def test_servicebench_has_one_tool_per_catalogue_endpoint() -> None:
         assert answer["status_code"] == 200, (name, answer)
         called.append(answer["call"])
     catalogue = httpx.post(f"{trl_environment.env_base_url()}/reset", json={}).json()["observation"]
-    expected = sorted(f"{e['method']} {e['service']} {e['endpoint']}" for e in catalogue["available_endpoints"])
+    expected = sorted(
+        f"{e['method']} {e['service']} {e['endpoint']}" for e in catalogue["available_endpoints"]
+    )
     assert sorted(called) == expected
 
 
@@ -95,17 +115,27 @@ def _field(text: str, pattern: str) -> str:
 
 
 def test_whole_servicebench_episode_through_the_tools(server_url: str) -> None:
-    card = next(c for c in httpx.get(f"{server_url}/tasks").json()["tasks"] if c["id"] == "return_and_refund")
+    card = next(
+        c
+        for c in httpx.get(f"{server_url}/tasks").json()["tasks"]
+        if c["id"] == "return_and_refund"
+    )
     env = ServiceBenchToolEnv()
     text = env.reset(task_id="return_and_refund", prompt=[{"role": "user", "content": "ignored"}])
     assert text.startswith(card["description"]) and str(card["max_steps"]) in text
-    email, order_id, sku = _field(text, r"[\w.]+@[\w.]+\w"), _field(text, r"ORD-\d+"), _field(text, r"SKU-\d+")
+    email, order_id, sku = (
+        _field(text, r"[\w.]+@[\w.]+\w"),
+        _field(text, r"ORD-\d+"),
+        _field(text, r"SKU-\d+"),
+    )
     user = json.loads(env.lookup_user(email=email))["response"]
     order = json.loads(env.lookup_order(order_id=order_id))["response"]
     assert order["user_id"] == user["user_id"] and order["return_eligible"] is True
     json.loads(env.lookup_product(sku=sku))
     price = next(item["unit_price"] for item in order["items"] if item["sku"] == sku)
-    refund = json.loads(env.process_refund(order_id=order_id, amount=price, reason="arrived damaged"))
+    refund = json.loads(
+        env.process_refund(order_id=order_id, amount=price, reason="arrived damaged")
+    )
     assert refund["status_code"] == 200 and not env.done
     final = json.loads(env.update_order_status(order_id=order_id, new_status="returned"))
     assert final["task_completed"] and final["episode_done"] and env.done
@@ -120,7 +150,11 @@ def test_whole_servicebench_episode_through_the_tools(server_url: str) -> None:
 
 
 def test_whole_support_queue_episode_through_triage(server_url: str) -> None:
-    card = next(c for c in httpx.get(f"{server_url}/tasks").json()["tasks"] if c["id"] == "easy_inbox_cleanup")
+    card = next(
+        c
+        for c in httpx.get(f"{server_url}/tasks").json()["tasks"]
+        if c["id"] == "easy_inbox_cleanup"
+    )
     env = SupportQueueToolEnv()
     text = env.reset(task_id="easy_inbox_cleanup")
     assert f"Ticket 1 of {card['max_steps']}" in text
@@ -128,10 +162,14 @@ def test_whole_support_queue_episode_through_triage(server_url: str) -> None:
         env.triage(priority="P9", queue="billing", disposition="respond", summary="", response="")
     seen, rewards = [_field(text, r"Ticket 1 of \d+: \S+")], []
     while not env.done:
-        answer = env.triage(priority="P3", queue="technical", disposition="request_info",
-                            summary="Customer reports a problem; details needed.",
-                            response="Thanks for reaching out. Could you share the exact error and when it started?",
-                            confidence=0.4)
+        answer = env.triage(
+            priority="P3",
+            queue="technical",
+            disposition="request_info",
+            summary="Customer reports a problem; details needed.",
+            response="Thanks for reaching out. Could you share the exact error and when it started?",
+            confidence=0.4,
+        )
         feedback = json.loads(_field(answer, r"(?<=Feedback on that ticket: ).*"))
         assert feedback, "each triage is graded"
         rewards.append(env.reward)
@@ -141,7 +179,9 @@ def test_whole_support_queue_episode_through_triage(server_url: str) -> None:
     assert 0.0 <= env.reward <= 1.0
     assert "The queue is done." in answer
     with pytest.raises(ValueError, match="over"):
-        env.triage(priority="P1", queue="security", disposition="escalate", summary="x", response="y")
+        env.triage(
+            priority="P1", queue="security", disposition="escalate", summary="x", response="y"
+        )
 
 
 def test_an_unreachable_server_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:

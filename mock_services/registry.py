@@ -1,0 +1,245 @@
+"""How an endpoint is declared, described and validated: the endpoint registry.
+
+Each endpoint is a typed service method registered with `@endpoint(service, path,
+method)` (tau2-bench style): its signature, `Annotated` parameter descriptions and
+docstring are the single source of both the catalogue shown to agents
+(`endpoint_spec`) and the parameter validation (`bind_params`), so an endpoint is
+described exactly once. This module knows no service: catalogue.py collects them.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import cached_property
+from types import MappingProxyType, UnionType
+from typing import (
+    Annotated,
+    Any,
+    Union,
+    get_args,
+    get_origin,
+    get_type_hints,
+)
+
+from ..error_messages import shown, shown_names
+from ..models import EndpointSpec
+
+INTEGER_PATTERN = re.compile(r"^[+-]?[0-9]+$")
+NUMBER_PATTERN = re.compile(r"^[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?$")
+MAX_NUMBER_CHARS = 100
+"""A number written as a string may be this long; a longer one is refused before conversion
+(Python's int() raises ValueError past 4,300 digits)."""
+
+
+class ServiceError(Exception):
+    """A request the service refuses; becomes `(status, {"error": message})`."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+@dataclass(frozen=True)
+class Range:
+    """Inclusive bounds of a numeric parameter, declared in its `Annotated` hint."""
+
+    minimum: float
+    maximum: float
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    kind: str  # "string" | "integer" | "number" | "object"
+    required: bool
+    description: str
+    default: Any = None
+    bounds: Range | None = None
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    service: str
+    path: str
+    method: str
+    description: str
+    params: tuple[Param, ...]
+    handler: Callable[..., dict[str, Any]]
+    owner: type
+
+    @cached_property
+    def param_names(self) -> frozenset[str]:
+        return frozenset(param.name for param in self.params)
+
+
+KIND_BY_TYPE: Mapping[type, str] = MappingProxyType(
+    {str: "string", int: "integer", float: "number", dict: "object"}
+)
+
+
+def endpoint(service: str, path: str, method: str) -> Callable[[Callable], Callable]:
+    """Register a service method as the endpoint `method path` of `service`."""
+
+    def register(func: Callable) -> Callable:
+        func.__route__ = (service, path, method)  # type: ignore[attr-defined]
+        return func
+
+    return register
+
+
+def _param_from_signature(name: str, hint: Any, parameter: inspect.Parameter) -> Param:
+    """Read kind, description, bounds and optionality off an `Annotated[...]` hint."""
+    base, description, bounds = hint, "", None
+    if get_origin(hint) is Annotated:
+        base, *extras = get_args(hint)
+        description = next((str(extra) for extra in extras if isinstance(extra, str)), "")
+        bounds = next((extra for extra in extras if isinstance(extra, Range)), None)
+    if get_origin(base) in (Union, UnionType):  # Optional[str] or str | None
+        base = next(arg for arg in get_args(base) if arg is not type(None))
+    base = get_origin(base) or base
+    required = parameter.default is inspect.Parameter.empty
+    return Param(
+        name,
+        KIND_BY_TYPE[base],
+        required,
+        description,
+        None if required else parameter.default,
+        bounds,
+    )
+
+
+def collect_endpoints(*service_classes: type) -> tuple[Endpoint, ...]:
+    """Every `@endpoint` method of the classes, in definition order."""
+    found: list[Endpoint] = []
+    for cls in service_classes:
+        for func in vars(cls).values():
+            route = getattr(func, "__route__", None)
+            if route is None:
+                continue
+            hints = get_type_hints(func, include_extras=True)
+            signature = inspect.signature(func)
+            params = tuple(
+                _param_from_signature(name, hints[name], parameter)
+                for name, parameter in signature.parameters.items()
+                if name != "self"
+            )
+            doc = inspect.getdoc(func) or ""
+            found.append(
+                Endpoint(*route, doc.split("\n\n")[0].replace("\n", " "), params, func, cls)
+            )
+    return tuple(found)
+
+
+def endpoint_spec(entry: Endpoint) -> EndpointSpec:
+    """The catalogue row of one endpoint, as the agent sees it."""
+    params: dict[str, dict[str, Any]] = {}
+    for param in entry.params:
+        row: dict[str, Any] = {
+            "type": param.kind,
+            "required": param.required,
+            "description": param.description,
+        }
+        if param.default is not None:
+            row["default"] = param.default
+        if param.bounds is not None:
+            row["minimum"], row["maximum"] = param.bounds.minimum, param.bounds.maximum
+        params[param.name] = row
+    return EndpointSpec(
+        service=entry.service,
+        endpoint=entry.path,
+        method=entry.method,
+        description=entry.description,
+        params=params,
+    )
+
+
+def _number_text(value: str, pattern: re.Pattern[str]) -> str | None:
+    """`value` stripped if it spells a number in ASCII digits, else None."""
+    text = value.strip()
+    return text if pattern.match(text) else None
+
+
+def _as_integer(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    text = _number_text(value, INTEGER_PATTERN) if isinstance(value, str) else None
+    return int(text) if text is not None else None
+
+
+def _as_number(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        try:
+            return float(value)
+        except OverflowError:  # an int beyond the range of a float
+            return math.inf
+    text = _number_text(value, NUMBER_PATTERN) if isinstance(value, str) else None
+    return float(text) if text is not None else None
+
+
+def _bound(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else repr(value)
+
+
+def coerce(param: Param, value: Any) -> Any:
+    """The value as the parameter's type and within its bounds, or a 400 naming what was wrong."""
+    kind = param.kind
+    if kind == "string" and isinstance(value, str) and value.strip():
+        return value.strip()
+    if kind == "object" and isinstance(value, dict):
+        return value
+    if isinstance(value, str) and len(value) > MAX_NUMBER_CHARS and kind in ("integer", "number"):
+        raise ServiceError(
+            400,
+            f"parameter '{param.name}' must be a number of at most "
+            f"{MAX_NUMBER_CHARS} characters, got {len(value)}",
+        )
+    number = (
+        _as_integer(value) if kind == "integer" else _as_number(value) if kind == "number" else None
+    )
+    if number is not None and (isinstance(number, int) or math.isfinite(number)):
+        bounds = param.bounds
+        if bounds is not None and not bounds.minimum <= number <= bounds.maximum:
+            raise ServiceError(
+                400,
+                f"parameter '{param.name}' must be between {_bound(bounds.minimum)} "
+                f"and {_bound(bounds.maximum)}, got {shown(value)}",
+            )
+        return number
+    wanted = "a non-empty string" if kind == "string" else f"of type {kind}"
+    if number is not None:
+        wanted = "a finite number"
+    raise ServiceError(400, f"parameter '{param.name}' must be {wanted}, got {shown(value)}")
+
+
+def bind_params(entry: Endpoint, params: Mapping[str, Any]) -> dict[str, Any]:
+    """Keyword arguments for the handler: unknown, missing or mistyped params are 400s."""
+    known = entry.param_names
+    unknown = [name for name in params if name not in known]
+    if unknown:
+        accepted = ", ".join(param.name for param in entry.params)
+        raise ServiceError(
+            400,
+            f"unknown parameter(s) {shown_names(unknown)} for {entry.path}; accepted: {accepted}",
+        )
+    kwargs: dict[str, Any] = {}
+    for param in entry.params:
+        value = params.get(param.name)
+        if value is None:
+            if param.required:
+                raise ServiceError(
+                    400, f"missing required parameter '{param.name}' for {entry.path}"
+                )
+            continue
+        kwargs[param.name] = coerce(param, value)
+    return kwargs

@@ -1,0 +1,210 @@
+"""Transport-independent episode operations, shared by HTTP, WebSocket and MCP.
+
+An `Episodes` serves a *scope*: the environments one surface exposes (both at
+the root, one under each prefix). It turns untrusted request data into a
+validated reset or action, or raises an `EpisodeError` naming the problem,
+before any episode is touched: a rejected request changes nothing. The data
+comes from server/strict_json.py, so it is already plain, encodable JSON within
+the limits; here it is checked against the schemas.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
+
+from ..error_messages import shown, shown_names
+from ..models import EpisodeObservation
+from .episode import EpisodeEnvironment, EpisodeError, UnknownTaskError
+from .sessions import EpisodeIdRequiredError, EpisodeStore
+
+EPISODE_ID_PATTERN = r"^[A-Za-z0-9_.:-]{1,128}$"
+"""What a client-chosen episode id may look like: URL-, header- and log-safe as it is."""
+MAX_SEED = 2**63 - 1
+MAX_REPORTED_ERRORS = 20
+STEP_ENVELOPE_KEYS = frozenset({"action", "episode_id", "timeout_s", "request_id"})
+
+
+class InvalidRequestError(EpisodeError):
+    """The request data does not fit its schema; `errors` lists each problem."""
+
+    status = 422
+
+    def __init__(self, message: str, errors: list[dict[str, Any]] | None = None) -> None:
+        super().__init__(message)
+        self.errors = errors or []
+
+
+class ResetRequest(BaseModel):
+    """Body of POST /reset (every field optional: `{}` starts the default task)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    env: StrictStr | None = Field(default=None, description="servicebench | support_queue")
+    task_id: StrictStr | StrictInt | None = Field(
+        default=None, description="A task id from /tasks (ServiceBench also takes 1, 2, 3)"
+    )
+    seed: StrictInt | None = Field(default=None, ge=0, le=MAX_SEED, description="Variant seed")
+    episode_id: StrictStr | None = Field(
+        default=None,
+        pattern=EPISODE_ID_PATTERN,
+        description="A client-chosen id: 1-128 of A-Z a-z 0-9 _ . : - (else a new random one); "
+        "an id the server still holds is a 409",
+    )
+
+
+def describe_errors(errors: list[Any], prefix: tuple[str, ...] = ()) -> str:
+    """One readable line naming each invalid field, e.g. `action.priority: ...`."""
+    parts = []
+    for error in errors:
+        loc = ".".join(str(p) for p in (*prefix, *error.get("loc", ())))
+        parts.append(f"{loc}: {error.get('msg', 'invalid')}" if loc else error.get("msg", ""))
+    return "; ".join(parts) or "invalid request"
+
+
+def validated(model: type[BaseModel], data: Any, prefix: tuple[str, ...] = ()) -> Any:
+    """`model` built from `data`, or an InvalidRequestError naming the fields."""
+    if not isinstance(data, dict):
+        where = ".".join(prefix) or "body"
+        raise InvalidRequestError(f"{where} must be a JSON object, got {type(data).__name__}")
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        errors = exc.errors(include_url=False, include_context=False, include_input=False)
+        errors = errors[
+            :MAX_REPORTED_ERRORS
+        ]  # a body with thousands of bad keys gets a short answer
+        for error in errors:
+            error["loc"] = (*prefix, *error["loc"])
+        raise InvalidRequestError(describe_errors(errors), errors) from None
+
+
+def split_step_body(body: Any) -> tuple[dict[str, Any], str | None]:
+    """(action data, episode id) from OpenEnv's envelope or from a bare action."""
+    if not isinstance(body, dict):
+        raise InvalidRequestError(f"body must be a JSON object, got {type(body).__name__}")
+    if "action" in body:
+        unknown = sorted(set(body) - STEP_ENVELOPE_KEYS)
+        if unknown:
+            raise InvalidRequestError(
+                f"unknown field(s) in step envelope: {shown_names(unknown)}; "
+                f"allowed: {', '.join(sorted(STEP_ENVELOPE_KEYS))}"
+            )
+        action = body["action"]
+        if not isinstance(action, dict):
+            raise InvalidRequestError("action must be a JSON object")
+        timeout = body.get("timeout_s")
+        if timeout is not None and (type(timeout) not in (int, float) or not timeout > 0):
+            raise InvalidRequestError(f"timeout_s must be a positive number, got {shown(timeout)}")
+        if not isinstance(body.get("request_id", ""), (str, type(None))):
+            raise InvalidRequestError("request_id must be a string")
+    else:
+        action = {k: v for k, v in body.items() if k != "episode_id"}
+    episode_id = body.get("episode_id")
+    if episode_id is not None and not isinstance(episode_id, str):
+        raise InvalidRequestError("episode_id must be a string")
+    return action, episode_id
+
+
+class Episodes:
+    """Episode operations for the environments of one scope."""
+
+    def __init__(
+        self,
+        envs: tuple[type[EpisodeEnvironment], ...],
+        store: EpisodeStore,
+        require_episode_id: bool = False,
+    ) -> None:
+        self.envs = envs
+        self.env_names = tuple(env.env_name for env in envs)
+        self.store = store
+        self.require_episode_id = require_episode_id
+        self._by_name = {env.env_name: env for env in envs}
+
+    @cached_property
+    def action_schema(self) -> dict[str, Any]:
+        """The JSON schema of an action of this scope (any environment's, at the root), inline:
+        the HTTP step body and the MCP `step` tool embed it (actions define no `$defs`)."""
+        schemas = [env.action_cls.model_json_schema() for env in self.envs]
+        return schemas[0] if len(schemas) == 1 else {"anyOf": schemas}
+
+    @property
+    def single_env(self) -> str | None:
+        return self.env_names[0] if len(self.envs) == 1 else None
+
+    def env_class(self, request: ResetRequest) -> type[EpisodeEnvironment]:
+        """The environment a reset asks for: named, else owning the task, else the default."""
+        if request.env is not None:
+            env_cls = self._by_name.get(request.env)
+            if env_cls is None:
+                raise UnknownTaskError(
+                    f"unknown env {shown(request.env)}; this endpoint serves: "
+                    + ", ".join(self.env_names)
+                )
+            return env_cls
+        if request.task_id is not None:
+            for env_cls in self.envs:
+                if env_cls.owns_task(request.task_id):
+                    return env_cls
+            known = ", ".join(card.id for env in self.envs for card in env.tasks)
+            raise UnknownTaskError(
+                f"unknown task_id {shown(request.task_id)}; known tasks: {known}"
+            )
+        return self.envs[0]
+
+    def start(self, data: Any) -> tuple[EpisodeEnvironment, EpisodeObservation]:
+        """A new, reset episode (not yet registered anywhere) and its first observation."""
+        return self._begin(validated(ResetRequest, {} if data is None else data))
+
+    def _begin(self, request: ResetRequest) -> tuple[EpisodeEnvironment, EpisodeObservation]:
+        env_cls = self.env_class(request)
+        env_cls.resolve_task(request.task_id)  # unknown task: fail before building anything
+        env = env_cls()
+        observation = env.reset(
+            seed=request.seed, episode_id=request.episode_id, task_id=request.task_id
+        )
+        return env, observation
+
+    def reset(self, data: Any) -> tuple[EpisodeEnvironment, EpisodeObservation]:
+        """Start an episode and keep it in the store for later HTTP calls.
+
+        A client-chosen `episode_id` that the store still holds is a 409: a reset
+        never takes over another episode, whoever owns it.
+        """
+        request = validated(ResetRequest, {} if data is None else data)
+        if request.episode_id is not None:
+            self.store.ensure_free(request.episode_id)
+        env, observation = self._begin(request)
+        self.store.add(env)
+        return env, observation
+
+    def find(self, episode_id: Any) -> EpisodeEnvironment:
+        """The episode named by `episode_id`, else (if allowed) the latest one reset."""
+        if episode_id is not None and not isinstance(episode_id, str):
+            raise InvalidRequestError(
+                f"episode_id must be a string, got {type(episode_id).__name__}"
+            )
+        if episode_id is None:
+            if self.require_episode_id:
+                raise EpisodeIdRequiredError(
+                    "episode_id is required on this server: pass the episode_id that "
+                    "/reset returned in the body, the X-Episode-Id header or ?episode_id="
+                )
+            episode_id = self.store.latest_id(self.single_env)
+        return self.store.get(episode_id, self.env_names)
+
+    @staticmethod
+    def act(env: EpisodeEnvironment, action_data: Any) -> EpisodeObservation:
+        """Validate `action_data` for `env`, then apply it."""
+        action = validated(env.action_cls, action_data, prefix=("action",))
+        return env.step(action)
+
+    def step(
+        self, episode_id: str | None, action_data: Any
+    ) -> tuple[EpisodeEnvironment, EpisodeObservation]:
+        env = self.find(episode_id)
+        observation = self.act(env, action_data)
+        self.store.note_progress(env)
+        return env, observation

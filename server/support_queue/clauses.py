@@ -1,0 +1,134 @@
+"""Sentences, clause marks and tokens of a reply, for the Support Queue safety rules.
+
+A reply becomes one token sequence: lower-case words, contractions expanded ("don't" ->
+"do not", "it's" -> "it s"), stemmed by the grammar (server/support_queue/templates.py),
+with money, clock times, numbers and e-mail addresses folded to `money`, `clocktime`,
+`num` and `emailaddress`, identifiers cut at their underscores, a `,` wherever a clause
+breaks (commas, dashes, brackets) and a `.` closing each sentence (at . ! ? ; : and line
+breaks). No template can cross a `.`, so one search over the whole reply finds what a
+search per sentence would.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from dataclasses import dataclass
+from itertools import accumulate
+
+from .templates import CLAUSE, END, Grammar
+
+_CONTRACTION = re.compile(
+    r"\b(?:can'?t|cannot|won'?t|shan'?t)\b|n't\b|'(?:re|ll|ve|m|d|s)\b|(?<=s)'(?=\s|$)"
+)
+_EXPANSIONS = {
+    "cant": "can not",
+    "cannot": "can not",
+    "wont": "will not",
+    "shant": "shall not",
+    "n't": " not",
+    "'re": " are",
+    "'ll": " will",
+    "'ve": " have",
+    "'m": " am",
+    "'d": " would",
+    "'s": " s",
+    "'": " s",
+}
+_FOLD_ADDRESS = re.compile(r"(?P<emailaddress>[\w.+-]+@[\w-]+(?:\.[\w-]+)+)|(?P<url>https?://\S+)")
+_FOLD_NUMBER = re.compile(
+    r"(?=[\d$\u20ac\u00a3%])(?:(?P<money>[$\u20ac\u00a3]\s?\d[\d,]*(?:\.\d+)?"
+    r"|\b\d[\d,]*(?:\.\d+)?\s?(?:usd|eur|gbp|dollars?|euros?)\b)"
+    r"|(?P<clocktime>\b\d{1,2}(?::\d{2})?\s?(?:am|pm)\b|\b\d{1,2}:\d{2}\b)"
+    r"|(?P<num>\b\d[\d,.]*\b)|(?P<percent>%))"
+)
+_NUMBERS = re.compile(r"[\d%]")
+_SENTENCE_END = re.compile(r"[.!?;:]+(?=\s|$)|[!?]+|\n+")
+_CLAUSE_MARK = re.compile(r"\s[-\u2013\u2014]+\s|[\u2013\u2014]|--|[(),\[\]]")
+_WORD = re.compile(r"[a-z0-9]+(?:_[a-z0-9]+)*|,")
+
+
+def _expansion(match: re.Match[str]) -> str:
+    word = match.group(0)
+    return _EXPANSIONS[word if word[0] in "n'" else word.replace("'", "")]
+
+
+def _folded(match: re.Match[str]) -> str:
+    return f" {match.lastgroup} "
+
+
+def _expand(text: str) -> str:
+    """Lower case, contractions expanded, e-mails, URLs, money, times and numbers folded."""
+    text = text.lower()
+    if "'" in text or "\u2019" in text or "cannot" in text:
+        text = _CONTRACTION.sub(_expansion, text.replace("\u2019", "'").replace("\u2018", "'"))
+    if "@" in text or "://" in text:
+        text = _FOLD_ADDRESS.sub(_folded, text)
+    if _NUMBERS.search(text):
+        text = _FOLD_NUMBER.sub(_folded, text)
+    return text
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """A reply's tokens, sentence after sentence, and where each token and sentence starts.
+
+    `text` is the tokens joined by single spaces (with a trailing space) and `starts` each
+    token's offset in it; per sentence, the index of its first token, its length, its set
+    of tokens and its source as it was read (lower case, folded)."""
+
+    tokens: tuple[str, ...]
+    text: str
+    starts: tuple[int, ...]
+    vocabulary: frozenset[str]
+    sentence_starts: tuple[int, ...]
+    sentence_lengths: tuple[int, ...]
+    sentence_vocabularies: tuple[frozenset[str], ...]
+    sources: tuple[str, ...]
+
+    def token_at(self, offset: int) -> int:
+        return bisect_right(self.starts, offset) - 1
+
+    def sentence_of(self, token: int) -> int:
+        return bisect_right(self.sentence_starts, token) - 1
+
+    def offset_of_sentence(self, sentence: int) -> int:
+        """Where sentence `sentence` starts in `text` (its end, for one past the last)."""
+        if sentence >= len(self.sentence_starts):
+            return len(self.text)
+        return self.starts[self.sentence_starts[max(sentence, 0)]]
+
+
+def read(text: str, grammar: Grammar) -> Reply:
+    """Tokenise a reply with the grammar's stems and merged terms."""
+    tokens: list[str] = []
+    sentence_starts: list[int] = []
+    lengths: list[int] = []
+    vocabularies: list[frozenset[str]] = []
+    sources: list[str] = []
+    # "verify_signature", "ssl_verify": the words of an identifier are words of the sentence
+    expanded = _CLAUSE_MARK.sub(" , ", _expand(text)).replace("'", " ").replace("_", " ")
+    for source in _SENTENCE_END.split(expanded):
+        words = grammar.stems(_WORD.findall(source))
+        while words and words[0] == CLAUSE:
+            del words[0]
+        if not words:
+            continue
+        words = grammar.merged(words)
+        words.append(END)
+        sentence_starts.append(len(tokens))
+        lengths.append(len(words))
+        vocabularies.append(frozenset(words))
+        sources.append(" ".join(source.split()))
+        tokens += words
+    starts = tuple(accumulate((len(t) + 1 for t in tokens), initial=0))[:-1]
+    return Reply(
+        tuple(tokens),
+        " ".join(tokens) + " " if tokens else "",
+        starts,
+        frozenset().union(*vocabularies),
+        tuple(sentence_starts),
+        tuple(lengths),
+        tuple(vocabularies),
+        tuple(sources),
+    )

@@ -1,0 +1,180 @@
+"""server/variants.py: the one variant pipeline of both environments (draw, prove, cache)."""
+
+from __future__ import annotations
+
+import pytest
+
+from servicebench_support_queue.server.episode import EpisodeEnvironment
+from servicebench_support_queue.server.servicebench import proof as servicebench_proof
+from servicebench_support_queue.server.servicebench.environment import ServiceBenchEnvironment
+from servicebench_support_queue.server.servicebench.variants import (
+    build_variant as draw_servicebench,
+)
+from servicebench_support_queue.server.support_queue import variants as support_queue_variants
+from servicebench_support_queue.server.support_queue.environment import SupportQueueEnvironment
+from servicebench_support_queue.server.variants import (
+    MAX_ATTEMPTS,
+    Draw,
+    VariantCache,
+    VariantRejected,
+    VariantUnavailable,
+    require,
+)
+
+ENVIRONMENTS = (ServiceBenchEnvironment, SupportQueueEnvironment)
+
+
+def test_a_rejection_is_not_a_value_error():
+    assert not issubclass(VariantRejected, ValueError)
+
+
+def test_require_names_the_draw():
+    draw = Draw("some_task", 12, 3)
+    require(True, draw, "fine")
+    with pytest.raises(VariantRejected, match=r"^some_task seed 12 attempt 3: too easy$"):
+        require(False, draw, "too easy")
+    assert draw_servicebench("billing_discrepancy", 5).label.startswith(
+        "billing_discrepancy seed 5 attempt 0 ("
+    )
+
+
+def test_rejected_draws_are_skipped_until_one_passes_and_counted():
+    def draw(task_id: str, seed: int, attempt: int) -> Draw:
+        if attempt < 2:
+            raise VariantRejected("a dead end of the generator")
+        return Draw(task_id, seed, attempt)
+
+    def prove(drawn: Draw) -> Draw:
+        require(drawn.attempt >= 3, drawn, "proof failed")
+        return drawn
+
+    cache = VariantCache(draw, prove)
+    assert cache.get("t", 1) == Draw("t", 1, 3) and cache.rejections == 3
+    assert cache.get("t", 1) is cache.get("t", 1) and cache.rejections == 3  # cached
+
+
+@pytest.mark.parametrize(
+    "bug", [ValueError("a generator bug"), KeyError("missing"), TypeError("bad")]
+)
+def test_any_other_exception_of_a_generator_propagates(bug: Exception):
+    calls = []
+
+    def draw(task_id: str, seed: int, attempt: int) -> Draw:
+        calls.append(attempt)
+        raise bug
+
+    cache = VariantCache(draw, lambda drawn: drawn)
+    with pytest.raises(type(bug)):
+        cache.get("t", 1)
+    assert calls == [0] and cache.rejections == 0 and len(cache) == 0
+
+
+def test_any_other_exception_of_a_proof_propagates():
+    def prove(drawn: Draw) -> Draw:
+        raise ValueError("a proof bug")
+
+    cache = VariantCache(lambda task_id, seed, attempt: Draw(task_id, seed, attempt), prove)
+    with pytest.raises(ValueError, match="a proof bug"):
+        cache.get("t", 1)
+    assert cache.rejections == 0
+
+
+def test_nothing_passing_gives_up_loudly():
+    def prove(drawn: Draw) -> Draw:
+        require(False, drawn, "never")
+        return drawn
+
+    cache = VariantCache(lambda task_id, seed, attempt: Draw(task_id, seed, attempt), prove)
+    with pytest.raises(VariantUnavailable, match=f"no valid variant in {MAX_ATTEMPTS} attempts"):
+        cache.get("t", 1)
+    assert cache.rejections == MAX_ATTEMPTS
+
+
+def test_a_cache_holds_at_least_one_variant():
+    with pytest.raises(ValueError, match="capacity"):
+        VariantCache(lambda *args: None, lambda drawn: drawn, capacity=0)
+
+
+def test_the_oracle_raising_during_a_proof_is_a_bug_not_a_rejection(
+    monkeypatch: pytest.MonkeyPatch,
+):
+    def broken_oracle(history):
+        raise KeyError("the oracle misread a response")
+
+    monkeypatch.setattr(servicebench_proof, "next_action", broken_oracle)
+    cache = VariantCache(draw_servicebench, ServiceBenchEnvironment.prove_variant)
+    with pytest.raises(KeyError, match="misread"):
+        cache.get("order_status_lookup", 4)
+    assert cache.rejections == 0
+
+
+def test_a_support_queue_draw_with_no_diverse_draft_is_rejected_not_raised(
+    monkeypatch: pytest.MonkeyPatch,
+):
+    monkeypatch.setattr(support_queue_variants, "MAX_DRAFTS", 0)
+    with pytest.raises(VariantRejected, match="no diverse draft"):
+        support_queue_variants.build_variant("easy_inbox_cleanup", 3)
+    cache = VariantCache(
+        support_queue_variants.build_variant, SupportQueueEnvironment.prove_variant
+    )
+    with pytest.raises(VariantUnavailable):
+        cache.get("easy_inbox_cleanup", 3)
+
+
+# ----------------------------------------------------------------------------- the environments
+
+
+@pytest.mark.parametrize("env_cls", ENVIRONMENTS)
+def test_each_environment_has_its_own_cache_of_the_one_kind(env_cls: type[EpisodeEnvironment]):
+    assert type(env_cls.variants) is VariantCache
+    assert ServiceBenchEnvironment.variants is not SupportQueueEnvironment.variants
+    assert not hasattr(env_cls, "_pinned") and not hasattr(env_cls, "start_variant")
+
+
+@pytest.mark.parametrize(
+    "env_cls, task_id",
+    [
+        (ServiceBenchEnvironment, "return_and_refund"),
+        (SupportQueueEnvironment, "medium_sla_defense"),
+    ],
+)
+def test_reset_serves_the_canonical_task_or_the_seeds_proven_variant(env_cls, task_id: str):
+    assert (
+        env_cls.variant_for(task_id, None)
+        is env_cls.variant_for(task_id, 0)
+        is env_cls.canonical_variant(task_id)
+    )
+    assert env_cls.variant_for(task_id, 77) is env_cls.variants.get(task_id, 77)
+
+
+@pytest.mark.parametrize(
+    "env_cls, task_id",
+    [
+        (ServiceBenchEnvironment, "billing_discrepancy"),
+        (SupportQueueEnvironment, "hard_exec_escalations"),
+    ],
+)
+def test_reset_plays_a_variant_passed_to_it(env_cls, task_id: str):
+    drawn = env_cls.draw_variant(task_id, 31, 5)  # a draw no seed serves: attempt 5
+    pinned = env_cls.prove_variant(drawn)
+    env = env_cls()
+    first = env.reset(task_id=task_id, seed=31, variant=pinned, episode_id="e").model_dump_json()
+    served = env_cls().reset(task_id=task_id, seed=31, episode_id="e").model_dump_json()
+    again = (
+        env_cls().reset(task_id=task_id, seed=31, variant=pinned, episode_id="e").model_dump_json()
+    )
+    assert first == again != served
+    assert env.state.seed == 31
+
+
+@pytest.mark.parametrize(
+    "env_cls, task_id, other",
+    [
+        (ServiceBenchEnvironment, "billing_discrepancy", "order_status_lookup"),
+        (SupportQueueEnvironment, "hard_exec_escalations", "easy_inbox_cleanup"),
+    ],
+)
+def test_reset_refuses_a_variant_of_another_task(env_cls, task_id: str, other: str):
+    variant = env_cls.variant_for(other, 5)
+    with pytest.raises(ValueError, match=f"not a variant of {task_id}"):
+        env_cls().reset(task_id=task_id, seed=5, variant=variant)
