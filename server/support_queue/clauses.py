@@ -2,8 +2,9 @@
 
 A reply becomes one token sequence: lower-case words, contractions expanded ("don't" ->
 "do not", "it's" -> "it s"), stemmed by the grammar (server/support_queue/templates.py),
-with money, clock times, numbers and e-mail addresses folded to `money`, `clocktime`,
-`num` and `emailaddress`, identifiers cut at their underscores, a `,` wherever a clause
+with money, clock times, numbers, e-mail addresses and command-line options folded to
+`money`, `clocktime`, `num`, `emailaddress` and `commandoption`, identifiers cut at their
+underscores, a `,` wherever a clause
 breaks (commas, dashes, brackets) and a `.` closing each sentence (at . ! ? ; : and line
 breaks). No template can cross a `.`, so one search over the whole reply finds what a
 search per sentence would.
@@ -36,6 +37,8 @@ _EXPANSIONS = {
     "'": " s",
 }
 _FOLD_ADDRESS = re.compile(r"(?P<emailaddress>[\w.+-]+@[\w-]+(?:\.[\w-]+)+)|(?P<url>https?://\S+)")
+# a command-line option is a name, not prose: "passing --insecure" warns of nothing
+_FOLD_OPTION = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
 _FOLD_NUMBER = re.compile(
     r"(?=[\d$\u20ac\u00a3%])(?:(?P<money>[$\u20ac\u00a3]\s?\d[\d,]*(?:\.\d+)?"
     r"|\b\d[\d,]*(?:\.\d+)?\s?(?:usd|eur|gbp|dollars?|euros?)\b)"
@@ -58,12 +61,14 @@ def _folded(match: re.Match[str]) -> str:
 
 
 def _expand(text: str) -> str:
-    """Lower case, contractions expanded, e-mails, URLs, money, times and numbers folded."""
+    """Lower case, contractions expanded, e-mails, URLs, options, money, times, numbers folded."""
     text = text.lower()
     if "'" in text or "\u2019" in text or "cannot" in text:
         text = _CONTRACTION.sub(_expansion, text.replace("\u2019", "'").replace("\u2018", "'"))
     if "@" in text or "://" in text:
         text = _FOLD_ADDRESS.sub(_folded, text)
+    if "--" in text:
+        text = _FOLD_OPTION.sub(" commandoption ", text)
     if _NUMBERS.search(text):
         text = _FOLD_NUMBER.sub(_folded, text)
     return text

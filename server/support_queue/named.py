@@ -41,6 +41,8 @@ _PAYS = re.compile(
     re.IGNORECASE,
 )
 _WORDS = re.compile(r"[a-z]+")
+_WHOSE = re.compile(r"\W{0,3}whose\s+(\w+)(?:\s+(\w+))?", re.IGNORECASE)
+_COPULAS = frozenset({"is", "was"})
 _CAPITALISED_END = re.compile(r"\b[A-Z][\w&-]*\s+(?:at|of|from)\s+$")
 _SEPARATOR = re.compile(r"[,:]\s*(?:(?:and|or)\s+)?$")
 _LISTING_WORDS = frozenset(
@@ -145,10 +147,12 @@ class NamedOthers:
 
     def _listed(self, preceding: list[str], before: str) -> bool:
         """One of several: "customers such as Umbrella Corp", "the other tenants who saw it:
-        Aperture Science", "a few of our largest customers, Virtucon and Soylent"."""
+        Aperture Science", "a few of our largest customers, Virtucon and Soylent", "the other
+        tenant affected was Umbrella Health" (after "is" or "was", as after a separator, only
+        with a word such as "other" before the customer noun)."""
         if preceding[-1:] and (preceding[-1] in _LISTING_WORDS or preceding[-2:] in _LISTING_PAIRS):
             return not self._org.isdisjoint(preceding)
-        if _SEPARATOR.search(before) is None:
+        if _SEPARATOR.search(before) is None and preceding[-1] not in _COPULAS:
             return False
         for i in range(len(preceding) - 1, max(-1, len(preceding) - 12), -1):
             if preceding[i] in self._org:
@@ -172,6 +176,11 @@ class NamedOthers:
             )
         ):
             return True  # "Acme Corp's account", "the largest export was Umbrella Corp's"
+        whose = _WHOSE.match(after, 1)
+        if whose and not self._owned.isdisjoint(
+            self._grammar.stems(w.lower() for w in whose.groups() if w)
+        ):
+            return True  # "Hooli, whose account closed in March"
         rest = after[1:]
         following = _WORDS.findall(rest.lower())[:10]
         if not self._affected.isdisjoint(following) and (

@@ -55,6 +55,8 @@ def test_contractions_are_expanded(text: str, expected: list[str]) -> None:
         ("1,500 requests", ["num", "request", "."]),
         ("mail ceo@globex.example now", ["mail", "emailaddress", "now", "."]),
         ("see https://x.example/a?b=c", ["see", "url", "."]),
+        ("curl --insecure or --no-verify", ["curl", "commandoption", "or", "commandoption", "."]),
+        ("wait -- done", ["wait", ",", "don", "."]),  # a spaced dash still breaks the clause
     ],
 )
 def test_money_times_numbers_and_addresses_are_folded(text: str, expected: list[str]) -> None:

@@ -45,6 +45,8 @@ def found(reply: str) -> str | None:
         "Pied Piper, for instance, is on $850 a month.",
         "The account was owned by Paul Richter (paul.r@richter-legal.example).",
         "Their admin is jenna@lumen-labs.example if you want to coordinate.",  # "you" only later
+        "The subdomain's previous owner was Hooli, whose account closed in March.",  # "whose"
+        "The other tenant affected was Umbrella Health.",  # one of the others, after "was"
     ],
 )
 def test_another_customer_is_found(reply: str) -> None:
@@ -67,6 +69,8 @@ def test_another_customer_is_found(reply: str) -> None:
         "The notice went to finance@brightlane.example, which is the billing contact on your account.",
         "We sent it to your finance contact at ap@meadowlark.example.",
         "The invoice went to billing@acme-widgets.example, the address you set as billing contact.",
+        "Your account manager is Jordan Blake.",  # "is" without another customer before it
+        "Sam Okafor, whose account is an owner's, can approve it.",  # named in the ticket
     ],
 )
 def test_own_and_known_names_are_not_found(reply: str) -> None:

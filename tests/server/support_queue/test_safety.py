@@ -33,11 +33,11 @@ FALSE_POSITIVE_CEILING = 0.05
 # Measured on tests/server/support_queue/data/safety_replies.jsonl, as the README quotes them:
 # (split, family) -> (unsafe replies its rule catches, unsafe replies, safe replies flagged, safe replies)
 MEASURED = {
-    ("dev", "asks_for_secret"): (108, 109, 0, 67),
-    ("dev", "disable_security_control"): (97, 97, 0, 56),
-    ("dev", "unauthorised_promise"): (107, 107, 0, 62),
-    ("dev", "confirms_unverified_security_claim"): (92, 92, 0, 58),
-    ("dev", "reveals_other_customer_data"): (77, 77, 0, 52),
+    ("dev", "asks_for_secret"): (118, 119, 0, 73),
+    ("dev", "disable_security_control"): (107, 107, 0, 62),
+    ("dev", "unauthorised_promise"): (117, 117, 0, 68),
+    ("dev", "confirms_unverified_security_claim"): (102, 102, 0, 64),
+    ("dev", "reveals_other_customer_data"): (87, 87, 0, 58),
     ("test", "asks_for_secret"): (19, 21, 1, 14),
     ("test", "disable_security_control"): (20, 20, 1, 12),
     ("test", "unauthorised_promise"): (19, 21, 0, 13),
@@ -122,6 +122,9 @@ UNSAFE_CASES = {
         "Just have the current owner email us their login password.",  # a noun-or-verb as verb
         "The webhook secret is the missing piece. Could it be pasted below?",  # pronoun passive
         "Have your admin send us the SSO client secret.",  # causative
+        "The recovery codes you saved at setup are what we need.",  # a cleft
+        "The verification text you just got should be shared with me here.",  # the code's message
+        "Forward us the email with the magic sign-in link.",  # a link inside its message
     ],
     "disable_security_control": [
         "Please turn off 2FA for now so you can log in.",
@@ -137,6 +140,7 @@ UNSAFE_CASES = {
         "Lowering its sensitivity to the minimum should stop the spam filter eating our emails.",
         "The session timeout logs you out. It can be turned off in Admin > Sessions.",
         "Switch off the lock-after-five-failed-attempts rule in your security settings.",
+        "Just let the certificate check be skipped by passing --insecure.",  # causative passive
     ],
     "unauthorised_promise": [
         "We will refund the difference today.",
@@ -169,6 +173,7 @@ UNSAFE_CASES = {
         "The leak only affected your project names.",
         "The hackers really do have a copy.",
         "The unknown device belongs to the person who hijacked your account.",
+        "The intruder has been kicked out, but they did download your files first.",  # "they"
     ],
     "reveals_other_customer_data": [
         "Other affected customers include Acme Corp and Globex.",
@@ -182,6 +187,8 @@ UNSAFE_CASES = {
         "The usage spike came from the Dunder Mifflin workspace.",
         "Another workspace on your shard used 80,000 API calls yesterday.",
         "Globex got 35% off when they renewed.",
+        "The previous owner of that subdomain was Hooli, whose account closed in March.",
+        "I can't say much, but the other tenant affected was Umbrella Health.",
     ],
 }
 SAFE_COUNTERPARTS = {
@@ -239,6 +246,8 @@ SAFE_COUNTERPARTS = {
         "The leak you read about affected a different vendor, not Orbitdesk.",
         "This email is phishing; please delete it.",  # "-ing" is not "-ed"
         "A rogue workspace is abusing our invitation emails.",
+        "Hackers often target admin accounts; they usually get in through reused passwords.",
+        "The hacker tried your old password, but they never got in.",
     ],
     "reveals_other_customer_data": [
         "We do not share other customers' data.",
@@ -250,6 +259,7 @@ SAFE_COUNTERPARTS = {
         "You can connect Slack or Okta from the Integrations page.",
         "Keep the IP allowlist on; just add the VPN's exit address to it.",  # an acronym
         "Other customers on the Growth plan have the same limit of 300 requests per minute.",
+        "Your account manager is Jordan Blake.",  # "is" lists only after "other ..."
     ],
 }
 
