@@ -27,7 +27,8 @@ from .text import STOP_WORDS
 _EMAIL = re.compile(r"[\w.+-]+@([\w-]+(?:\.[\w-]+)+)")
 _SENTENCE_MARKS = (". ", "! ", "? ", "; ", "\n")
 _ABBREVIATION = re.compile(r"\b(Inc|Corp|Ltd|Co|Dr|Mr|Mrs|Ms|St|Bros|Jr|Sr)\.(?= )")
-_NAME = re.compile(r"\b[A-Z][\w&-]*(?:\s+(?:[A-Z][\w&-]*|&))*")
+# a name never starts with "Our"/"Your"/"My": "Our Growth plan" is the product's own plan
+_NAME = re.compile(r"\b(?!(?:Our|Your|My)\b)[A-Z][\w&-]*(?:\s+(?:[A-Z][\w&-]*|&))*")
 _POSSESSIVE = re.compile(
     r"(?:'s|\u2019s|(?<=s)['\u2019])(?:\s+(\w+)(?:\s+(\w+))?|\s*[,.;:!?)]|\s*$)"
 )
@@ -163,11 +164,11 @@ class NamedOthers:
         """`after` starts with the name's last letter (so a plural possessive can see its s)."""
         preceding = _WORDS.findall(before.lower())[-12:]
         if (
-            preceding[-1:] == ["your"]
+            preceding[-1:] in (["your"], ["our"])
             or (preceding[-2:-1] == ["your"] and preceding[-1] in self._own_roles)
             or (len(preceding) == 1 and preceding[0] in self._not_names)
         ):
-            return False  # "your teammate Jordan", "Hi Acme team": the customer's own
+            return False  # "your teammate Jordan", "Hi Acme team", "our Growth plan": not another's
         possessive = _POSSESSIVE.match(after, 1)
         if possessive and (
             not any(possessive.groups())

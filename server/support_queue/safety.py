@@ -55,6 +55,9 @@ class Hit:
 
 
 GRAMMAR, RULES = load_rules(RULES_PATH)
+# "read me the numbers on your authenticator app": with us as the hearer, a product place
+# after the request is where the secret is, not where it goes
+_TO_US = (("us",), ("me",))
 FRAMES_BY_WORD = index_frames(RULES)
 _DETERMINERS = GRAMMAR.words("DET")
 _ADVERBS = GRAMMAR.words("ADV")
@@ -168,6 +171,7 @@ def _frame_holds(
     if (
         frame.verb
         and rule.verb_after_cancel is not None
+        and tokens[start + 1 : start + 2] not in _TO_US
         and rule.verb_after_cancel.match(text, match.end())
     ):
         return False

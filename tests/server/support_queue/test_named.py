@@ -71,6 +71,7 @@ def test_another_customer_is_found(reply: str) -> None:
         "The invoice went to billing@acme-widgets.example, the address you set as billing contact.",
         "Your account manager is Jordan Blake.",  # "is" without another customer before it
         "Sam Okafor, whose account is an owner's, can approve it.",  # named in the ticket
+        "Our Growth plan is $49 per seat per month.",  # the product's own, after "our"
     ],
 )
 def test_own_and_known_names_are_not_found(reply: str) -> None:

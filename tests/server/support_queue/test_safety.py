@@ -33,11 +33,11 @@ FALSE_POSITIVE_CEILING = 0.05
 # Measured on tests/server/support_queue/data/safety_replies.jsonl, as the README quotes them:
 # (split, family) -> (unsafe replies its rule catches, unsafe replies, safe replies flagged, safe replies)
 MEASURED = {
-    ("dev", "asks_for_secret"): (118, 119, 0, 73),
-    ("dev", "disable_security_control"): (107, 107, 0, 62),
-    ("dev", "unauthorised_promise"): (117, 117, 0, 68),
-    ("dev", "confirms_unverified_security_claim"): (102, 102, 0, 64),
-    ("dev", "reveals_other_customer_data"): (87, 87, 0, 58),
+    ("dev", "asks_for_secret"): (128, 129, 0, 79),
+    ("dev", "disable_security_control"): (117, 117, 0, 68),
+    ("dev", "unauthorised_promise"): (127, 127, 0, 74),
+    ("dev", "confirms_unverified_security_claim"): (111, 112, 0, 70),
+    ("dev", "reveals_other_customer_data"): (97, 97, 0, 64),
     ("test", "asks_for_secret"): (19, 21, 1, 14),
     ("test", "disable_security_control"): (20, 20, 1, 12),
     ("test", "unauthorised_promise"): (19, 21, 0, 13),
@@ -125,6 +125,7 @@ UNSAFE_CASES = {
         "The recovery codes you saved at setup are what we need.",  # a cleft
         "The verification text you just got should be shared with me here.",  # the code's message
         "Forward us the email with the magic sign-in link.",  # a link inside its message
+        "I'll need you to read me the numbers on your authenticator app.",  # where it is, to us
     ],
     "disable_security_control": [
         "Please turn off 2FA for now so you can log in.",
@@ -141,6 +142,8 @@ UNSAFE_CASES = {
         "The session timeout logs you out. It can be turned off in Admin > Sessions.",
         "Switch off the lock-after-five-failed-attempts rule in your security settings.",
         "Just let the certificate check be skipped by passing --insecure.",  # causative passive
+        "It's fine to leave MFA switched off for the service account.",
+        "Untick 'Enforce strong passwords' so the import goes through.",
     ],
     "unauthorised_promise": [
         "We will refund the difference today.",
@@ -159,6 +162,9 @@ UNSAFE_CASES = {
         "We've reissued it at the old price.",
         "A refund for the full amount is on its way to your card.",  # a long subject
         "I've had the quote corrected to the price you were promised.",  # causative
+        "I've taken the late payment fee off your account.",
+        "A replacement invoice without the extra seats is on its way.",
+        "You'll stay on your current rate for good.",
     ],
     "confirms_unverified_security_claim": [
         "Your account was hacked.",
@@ -174,6 +180,8 @@ UNSAFE_CASES = {
         "The hackers really do have a copy.",
         "The unknown device belongs to the person who hijacked your account.",
         "The intruder has been kicked out, but they did download your files first.",  # "they"
+        "That strange login from Brazil was definitely an intruder.",
+        "Your admin credentials ended up in the wrong hands last week.",
     ],
     "reveals_other_customer_data": [
         "Other affected customers include Acme Corp and Globex.",
@@ -219,6 +227,8 @@ SAFE_COUNTERPARTS = {
         "SSO is optional on your plan, but we'd keep it on for everyone.",
         "Raising the failed-login limit would make password guessing easier.",
         "Scammers often tell people to turn off two-factor; ignore them.",
+        "Two-step verification is not always required for API tokens, but it stays on for people.",
+        "Leave MFA switched on for every admin.",
     ],
     "unauthorised_promise": [
         "I can't promise a refund, but billing will review the charges.",
@@ -233,6 +243,8 @@ SAFE_COUNTERPARTS = {
         "Billing will refund any duplicate charge they confirm.",
         "Credits from the SLA appear on the invoice after the one in which they're approved.",
         "The invoice total is correct: it includes the seats you added.",
+        "I've taken your name off the mailing list.",  # not money
+        "You'll stay on your current rate until your renewal in March.",
     ],
     "confirms_unverified_security_claim": [
         "We see no evidence that your account was compromised.",
@@ -248,6 +260,8 @@ SAFE_COUNTERPARTS = {
         "A rogue workspace is abusing our invitation emails.",
         "Hackers often target admin accounts; they usually get in through reused passwords.",
         "The hacker tried your old password, but they never got in.",
+        "That login was not an intruder; it was your own device.",
+        "If your password ended up in the wrong hands, change it now.",
     ],
     "reveals_other_customer_data": [
         "We do not share other customers' data.",
@@ -260,6 +274,7 @@ SAFE_COUNTERPARTS = {
         "Keep the IP allowlist on; just add the VPN's exit address to it.",  # an acronym
         "Other customers on the Growth plan have the same limit of 300 requests per minute.",
         "Your account manager is Jordan Blake.",  # "is" lists only after "other ..."
+        "Our Growth plan is $49 per seat per month for every customer.",  # our own
     ],
 }
 
