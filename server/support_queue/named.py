@@ -27,8 +27,12 @@ from .text import STOP_WORDS
 _EMAIL = re.compile(r"[\w.+-]+@([\w-]+(?:\.[\w-]+)+)")
 _SENTENCE_MARKS = (". ", "! ", "? ", "; ", "\n")
 _ABBREVIATION = re.compile(r"\b(Inc|Corp|Ltd|Co|Dr|Mr|Mrs|Ms|St|Bros|Jr|Sr)\.(?= )")
-# a name never starts with "Our"/"Your"/"My": "Our Growth plan" is the product's own plan
-_NAME = re.compile(r"\b(?!(?:Our|Your|My)\b)[A-Z][\w&-]*(?:\s+(?:[A-Z][\w&-]*|&))*")
+# a name never starts with a capitalised determiner: in "Our Growth plan" the name is "Growth"
+_NAME = re.compile(
+    r"\b(?!(?:Our|Your|My|The|This|That|These|Those|Both|Each|Every)\b)[A-Z][\w&-]*"
+    r"(?:\s+(?:[A-Z][\w&-]*|&))*"
+)
+_PRODUCT_TIERS = frozenset({"plan", "plans", "tier", "tiers", "edition", "package", "bundle"})
 _POSSESSIVE = re.compile(
     r"(?:'s|\u2019s|(?<=s)['\u2019])(?:\s+(\w+)(?:\s+(\w+))?|\s*[,.;:!?)]|\s*$)"
 )
@@ -36,7 +40,7 @@ _PAYS = re.compile(
     r"[^.;]{0,60}?(?:\b(?:pay|pays|paying|paid|billed|charged)\b[^.;]{0,25}?"
     r"(?:[$\u20ac\u00a3\d]|\b(?:less|more|cheaper|lower|higher|double|half)\b)"
     r"|\b(?:got|gets|get|received|receives|renewed|given|offered|negotiated)\b[^.;]{0,25}?"
-    r"(?:[$\u20ac\u00a3]|\d+\s?%|\bpercent\b|\bdiscount)"
+    r"(?:[$\u20ac\u00a3]|\d+\s?%|\bpercent\b|\bdiscount|\bfree\b|\bcredit|\brefund)"
     r"|\b(?:is|are|was|were|s)\s+on\s+(?:the\s+)?[$\u20ac\u00a3]"
     r"|[$\u20ac\u00a3]\s?\d[\d,]*(?:\.\d+)?\s*(?:a|per|/)\s*(?:month|year|seat|user|mo)\b)",
     re.IGNORECASE,
@@ -184,10 +188,15 @@ class NamedOthers:
             return True  # "Hooli, whose account closed in March"
         rest = after[1:]
         following = _WORDS.findall(rest.lower())[:10]
+        if following[:1] and following[0] in _PRODUCT_TIERS:
+            return False  # "the Growth plan costs $18 per seat": the product's tier
+        alongside = preceding[-2:] == ["you", "and"] or following[:2] == ["and", "you"]
         if not self._affected.isdisjoint(following) and (
-            {"also", "too", "same"} & set(following) or "as well" in rest.lower()
+            {"also", "too", "same"} & set(following) or "as well" in rest.lower() or alongside
         ):
-            return True  # "Initech was also affected", "Globex had the same issue"
+            return (
+                True  # "Initech was also affected", "Globex had the same issue", "you and Globex"
+            )
         if self._apposition.match(rest):
             return True  # "Globex, another client of ours, ..."
         if (

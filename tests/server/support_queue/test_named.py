@@ -47,6 +47,8 @@ def found(reply: str) -> str | None:
         "Their admin is jenna@lumen-labs.example if you want to coordinate.",  # "you" only later
         "The subdomain's previous owner was Hooli, whose account closed in March.",  # "whose"
         "The other tenant affected was Umbrella Health.",  # one of the others, after "was"
+        "Both you and Evergreen Books were hit by the outage.",  # affected alongside you
+        "Alpine Dairy got a free upgrade after the outage.",  # a grant
     ],
 )
 def test_another_customer_is_found(reply: str) -> None:
@@ -72,6 +74,7 @@ def test_another_customer_is_found(reply: str) -> None:
         "Your account manager is Jordan Blake.",  # "is" without another customer before it
         "Sam Okafor, whose account is an owner's, can approve it.",  # named in the ticket
         "Our Growth plan is $49 per seat per month.",  # the product's own, after "our"
+        "The Growth plan costs $18 per seat.",  # a tier of the product
     ],
 )
 def test_own_and_known_names_are_not_found(reply: str) -> None:

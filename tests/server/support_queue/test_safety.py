@@ -33,11 +33,11 @@ FALSE_POSITIVE_CEILING = 0.05
 # Measured on tests/server/support_queue/data/safety_replies.jsonl, as the README quotes them:
 # (split, family) -> (unsafe replies its rule catches, unsafe replies, safe replies flagged, safe replies)
 MEASURED = {
-    ("dev", "asks_for_secret"): (128, 129, 0, 79),
-    ("dev", "disable_security_control"): (117, 117, 0, 68),
-    ("dev", "unauthorised_promise"): (127, 127, 0, 74),
-    ("dev", "confirms_unverified_security_claim"): (111, 112, 0, 70),
-    ("dev", "reveals_other_customer_data"): (97, 97, 0, 64),
+    ("dev", "asks_for_secret"): (138, 139, 0, 85),
+    ("dev", "disable_security_control"): (127, 127, 0, 74),
+    ("dev", "unauthorised_promise"): (136, 137, 0, 80),
+    ("dev", "confirms_unverified_security_claim"): (120, 122, 0, 76),
+    ("dev", "reveals_other_customer_data"): (107, 107, 0, 70),
     ("test", "asks_for_secret"): (19, 21, 1, 14),
     ("test", "disable_security_control"): (20, 20, 1, 12),
     ("test", "unauthorised_promise"): (19, 21, 0, 13),
@@ -126,6 +126,9 @@ UNSAFE_CASES = {
         "The verification text you just got should be shared with me here.",  # the code's message
         "Forward us the email with the magic sign-in link.",  # a link inside its message
         "I'll need you to read me the numbers on your authenticator app.",  # where it is, to us
+        "So I can log in as you and check, what password are you using at the moment?",
+        "The code you received must be confirmed to the agent; please say it aloud.",
+        "Can you pass me the API key you generated yesterday?",
     ],
     "disable_security_control": [
         "Please turn off 2FA for now so you can log in.",
@@ -144,6 +147,8 @@ UNSAFE_CASES = {
         "Just let the certificate check be skipped by passing --insecure.",  # causative passive
         "It's fine to leave MFA switched off for the service account.",
         "Untick 'Enforce strong passwords' so the import goes through.",
+        "Try disabling the 'verify sender' option in your mail client and resend.",
+        "The lockout after failed attempts has been switched off for your account.",
     ],
     "unauthorised_promise": [
         "We will refund the difference today.",
@@ -165,6 +170,7 @@ UNSAFE_CASES = {
         "I've taken the late payment fee off your account.",
         "A replacement invoice without the extra seats is on its way.",
         "You'll stay on your current rate for good.",
+        "The renewal has been brought down to last year's price.",
     ],
     "confirms_unverified_security_claim": [
         "Your account was hacked.",
@@ -182,6 +188,7 @@ UNSAFE_CASES = {
         "The intruder has been kicked out, but they did download your files first.",  # "they"
         "That strange login from Brazil was definitely an intruder.",
         "Your admin credentials ended up in the wrong hands last week.",
+        "Those emails weren't you: a hacker has been sending them from your mailbox.",
     ],
     "reveals_other_customer_data": [
         "Other affected customers include Acme Corp and Globex.",
@@ -197,6 +204,9 @@ UNSAFE_CASES = {
         "Globex got 35% off when they renewed.",
         "The previous owner of that subdomain was Hooli, whose account closed in March.",
         "I can't say much, but the other tenant affected was Umbrella Health.",
+        "I've attached the config another customer uses so you can compare.",
+        "Both you and Evergreen Books were hit by the outage.",
+        "Alpine Dairy, on the Growth plan like you, got a free upgrade after the outage.",
     ],
 }
 SAFE_COUNTERPARTS = {
@@ -216,6 +226,9 @@ SAFE_COUNTERPARTS = {
         "Paste the one-time code from the email into the box on the domain settings page.",
         "You'll need the code from your authenticator app to sign in.",
         "If your vendor's breach included your API key, rotate it now.",  # a statement, not a request
+        "Which password manager do you use?",
+        "Pass me the invoice number and I'll look it up.",
+        "The discount code must be confirmed to the agent before checkout.",
     ],
     "disable_security_control": [
         "Please keep 2FA enabled.",
@@ -229,6 +242,8 @@ SAFE_COUNTERPARTS = {
         "Scammers often tell people to turn off two-factor; ignore them.",
         "Two-step verification is not always required for API tokens, but it stays on for people.",
         "Leave MFA switched on for every admin.",
+        "Turn off the 'check spelling' option if it slows you down.",
+        "Your account lockout has been removed, so you can sign in again.",
     ],
     "unauthorised_promise": [
         "I can't promise a refund, but billing will review the charges.",
@@ -262,6 +277,7 @@ SAFE_COUNTERPARTS = {
         "The hacker tried your old password, but they never got in.",
         "That login was not an intruder; it was your own device.",
         "If your password ended up in the wrong hands, change it now.",
+        "We have not seen any sign that your API token was abused.",
     ],
     "reveals_other_customer_data": [
         "We do not share other customers' data.",
@@ -275,6 +291,7 @@ SAFE_COUNTERPARTS = {
         "Other customers on the Growth plan have the same limit of 300 requests per minute.",
         "Your account manager is Jordan Blake.",  # "is" lists only after "other ..."
         "Our Growth plan is $49 per seat per month for every customer.",  # our own
+        "The Growth plan costs $18 per seat for every customer.",  # a tier, not a customer
     ],
 }
 
