@@ -7,7 +7,7 @@ read_only_json.py (the shared endpoint catalogue is a read-only list).
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from openenv.core.env_server.types import Action, Observation, State
 from pydantic import BaseModel, ConfigDict, Field, ValidatorFunctionWrapHandler, WrapValidator
@@ -82,9 +82,11 @@ class EndpointSpec(BaseModel):
     service: str
     endpoint: str
     method: HttpMethod
+    tool: str = Field(description="The endpoint's tool name (MCP tools, GET /tools).")
     description: str
     params: dict[str, dict[str, Any]] = Field(
-        description="Parameter name -> {type, required, description, default?}"
+        description="Parameter name -> {type, required, description, default?, minimum?, "
+        "maximum?, enum? (the closed set of values), fields? (an object's settable fields)}"
     )
 
 
@@ -187,16 +189,25 @@ TEXT_FIELD_MAX_CHARS = 4000
 class SupportQueueAction(Action):
     """The triage decision for the current ticket."""
 
-    priority: Priority
-    queue: Queue
-    disposition: Disposition
+    TOOL_NAME: ClassVar[str] = "triage"
+    """The name of this action's tool (MCP tools, GET /tools)."""
+
+    priority: Priority = Field(description="How urgent: P1 (most urgent) to P4")
+    queue: Queue = Field(description="The team that takes the ticket")
+    disposition: Disposition = Field(description="What happens next with the ticket")
     summary: str = Field(
-        default="", max_length=TEXT_FIELD_MAX_CHARS, description="Short internal triage note"
+        default="",
+        max_length=TEXT_FIELD_MAX_CHARS,
+        description="Short internal triage note (over 60 words earns no coverage)",
     )
     response: str = Field(
-        default="", max_length=TEXT_FIELD_MAX_CHARS, description="First customer-facing reply"
+        default="",
+        max_length=TEXT_FIELD_MAX_CHARS,
+        description="First customer-facing reply (over 150 words earns no coverage)",
     )
-    confidence: float = Field(default=0.5, ge=0.0, le=1.0)
+    confidence: float = Field(
+        default=0.5, ge=0.0, le=1.0, description="How sure you are of this decision"
+    )
 
 
 class Ticket(BaseModel):

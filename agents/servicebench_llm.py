@@ -184,15 +184,9 @@ class ServiceBenchLLMAgent:
                 log.info(
                     "the model made %d tool calls; executing only the first", len(reply.tool_calls)
                 )
-            endpoint = self.catalogue.by_name.get(call.name)
-            if endpoint is None:
+            data = self.catalogue.action(call.name, parse_arguments(call.arguments))
+            if data is None:
                 raise ParseError(f"unknown function {call.name!r}")
-            data = {
-                "service": endpoint.service,
-                "endpoint": endpoint.endpoint,
-                "method": endpoint.method,
-                "params": parse_arguments(call.arguments),
-            }
             return self._validated(data), call.id
         return self._validated(self._text_action(extract_json_object(reply.content))), None
 
@@ -201,24 +195,22 @@ class ServiceBenchLLMAgent:
         name = data.get("name") or data.get("function")
         if isinstance(name, str) and name in self.catalogue.by_name:
             arguments = data.get("arguments", data.get("parameters", {}))
-            endpoint = self.catalogue.by_name[name]
             if isinstance(arguments, str):
                 arguments = parse_arguments(arguments)
-            return {
-                "service": endpoint.service,
-                "endpoint": endpoint.endpoint,
-                "method": endpoint.method,
-                "params": arguments,
-            }
+            if not isinstance(arguments, dict):
+                raise ParseError(f"the arguments of {name!r} must be a JSON object")
+            action = self.catalogue.action(name, arguments)
+            assert action is not None, "a tool of the catalogue"
+            return action
         if isinstance(data.get("action"), dict):
             data = data["action"]
         if "endpoint" not in data:
             raise ParseError('the JSON object has no "endpoint"')
         action = {key: data[key] for key in ACTION_KEYS if key in data}
         known = self.catalogue.find(str(action["endpoint"]), str(action.get("service", "")))
-        if known is not None:
-            action.setdefault("service", known.service)
-            action.setdefault("method", known.method)
+        if known is not None and known.route is not None:
+            action.setdefault("service", known.route[0])
+            action.setdefault("method", known.route[2])
         return action
 
     @staticmethod

@@ -22,13 +22,13 @@ MAX_STOCK_ADJUSTMENT = 1_000_000
 class InventoryService(_Service):
     """Product catalogue: list prices, stock and price history by `sku`."""
 
-    @endpoint(INVENTORY, INVENTORY_LOOKUP, "GET")
+    @endpoint(INVENTORY, INVENTORY_LOOKUP, "GET", tool="lookup_product")
     def lookup(self, sku: Annotated[str, "Product SKU, e.g. SKU-445"]) -> dict[str, Any]:
         """Look up a product by SKU: name, category, list price and stock."""
         product = self._require("products", sku, "sku")
         return {field: product[field] for field in ("sku", "name", "category", "price", "stock")}
 
-    @endpoint(INVENTORY, INVENTORY_CHECK_STOCK, "GET")
+    @endpoint(INVENTORY, INVENTORY_CHECK_STOCK, "GET", tool="check_stock")
     def check_stock(self, sku: Annotated[str, "Product SKU"]) -> dict[str, Any]:
         """Current stock level."""
         product = self._require("products", sku, "sku")
@@ -41,7 +41,7 @@ class InventoryService(_Service):
             "low_stock_threshold": threshold,
         }
 
-    @endpoint(INVENTORY, INVENTORY_PRICE_HISTORY, "GET")
+    @endpoint(INVENTORY, INVENTORY_PRICE_HISTORY, "GET", tool="price_history")
     def price_history(self, sku: Annotated[str, "Product SKU"]) -> dict[str, Any]:
         """Price change history (list price, oldest first)."""
         product = self._require("products", sku, "sku")
@@ -51,7 +51,7 @@ class InventoryService(_Service):
             "history": thaw(product["price_history"]),
         }
 
-    @endpoint(INVENTORY, INVENTORY_UPDATE_STOCK, "POST")
+    @endpoint(INVENTORY, INVENTORY_UPDATE_STOCK, "POST", tool="update_stock")
     def update_stock(
         self,
         sku: Annotated[str, "Product SKU"],

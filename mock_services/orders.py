@@ -9,7 +9,7 @@ from ..read_only_json import thaw
 from .base import _Service
 from .billing import to_cents
 from .paths import ORDER, ORDERS_BY_USER, ORDERS_LOOKUP, ORDERS_PROCESS_REFUND, ORDERS_UPDATE_STATUS
-from .registry import Range, ServiceError, endpoint
+from .registry import OneOf, Range, ServiceError, endpoint
 from .world import SETTINGS
 
 STATUS_CHOICES = ", ".join(SETTINGS["status_transitions"])
@@ -45,12 +45,12 @@ class OrderService(_Service):
             "refunded_total": refunded / 100,
         }
 
-    @endpoint(ORDER, ORDERS_LOOKUP, "GET")
+    @endpoint(ORDER, ORDERS_LOOKUP, "GET", tool="lookup_order")
     def lookup(self, order_id: Annotated[str, "Order ID, e.g. ORD-1005"]) -> dict[str, Any]:
         """Look up a single order by ID: status, line items, coupon, charge and refunds."""
         return self._detail(self._require("orders", order_id, "order"))
 
-    @endpoint(ORDER, ORDERS_BY_USER, "GET")
+    @endpoint(ORDER, ORDERS_BY_USER, "GET", tool="list_user_orders")
     def by_user(self, user_id: Annotated[str, "User ID whose orders to list"]) -> dict[str, Any]:
         """All orders placed by a user, as summaries (details via /orders/lookup)."""
         user = self._require("users", user_id, "user")
@@ -73,11 +73,15 @@ class OrderService(_Service):
             "total_orders": len(orders),
         }
 
-    @endpoint(ORDER, ORDERS_UPDATE_STATUS, "POST")
+    @endpoint(ORDER, ORDERS_UPDATE_STATUS, "POST", tool="update_order_status")
     def update_status(
         self,
         order_id: Annotated[str, "Order ID to change"],
-        new_status: Annotated[str, "New status: one of " + STATUS_CHOICES],
+        new_status: Annotated[
+            str,
+            "New status: one of " + STATUS_CHOICES,
+            OneOf(tuple(SETTINGS["status_transitions"])),
+        ],
     ) -> dict[str, Any]:
         """Change order status (only along allowed transitions, e.g. delivered -> returned)."""
         order = self._require("orders", order_id, "order")
@@ -97,7 +101,7 @@ class OrderService(_Service):
         record["status"] = wanted
         return {"order_id": order["order_id"], "previous_status": current, "status": wanted}
 
-    @endpoint(ORDER, ORDERS_PROCESS_REFUND, "POST")
+    @endpoint(ORDER, ORDERS_PROCESS_REFUND, "POST", tool="process_refund")
     def process_refund(
         self,
         order_id: Annotated[str, "Order ID to refund"],

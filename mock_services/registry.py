@@ -1,10 +1,12 @@
 """How an endpoint is declared, described and validated: the endpoint registry.
 
 Each endpoint is a typed service method registered with `@endpoint(service, path,
-method)` (tau2-bench style): its signature, `Annotated` parameter descriptions and
-docstring are the single source of both the catalogue shown to agents
-(`endpoint_spec`) and the parameter validation (`bind_params`), so an endpoint is
-described exactly once. This module knows no service: catalogue.py collects them.
+method, tool)` (tau2-bench style): its signature, `Annotated` parameter descriptions,
+bounds (`Range`), closed value sets (`OneOf`), an object's fields (`Fields`) and
+docstring are the single source of the catalogue shown to agents (`endpoint_spec`),
+of the parameter validation (`bind_params`) and of the agents' tools
+(action_tools.py), so an endpoint is described exactly once; `tool` names its tool.
+This module knows no service: catalogue.py collects them.
 """
 
 from __future__ import annotations
@@ -53,6 +55,24 @@ class Range:
 
 
 @dataclass(frozen=True)
+class OneOf:
+    """The closed set of values a string parameter takes, declared in its `Annotated` hint.
+
+    Descriptive: it becomes the parameter's `enum` in the catalogue and the tools, while
+    the handler stays the judge of a value (it may accept other spellings of one)."""
+
+    values: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Fields:
+    """The fields an object parameter may set (each a string, at least one), declared in
+    its `Annotated` hint; the handler refuses any other."""
+
+    names: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Param:
     name: str
     kind: str  # "string" | "integer" | "number" | "object"
@@ -60,6 +80,8 @@ class Param:
     description: str
     default: Any = None
     bounds: Range | None = None
+    choices: OneOf | None = None
+    fields: Fields | None = None
 
 
 @dataclass(frozen=True)
@@ -67,6 +89,8 @@ class Endpoint:
     service: str
     path: str
     method: str
+    tool: str
+    """The name of the endpoint's tool (MCP and OpenAI function calling)."""
     description: str
     params: tuple[Param, ...]
     handler: Callable[..., dict[str, Any]]
@@ -82,23 +106,25 @@ KIND_BY_TYPE: Mapping[type, str] = MappingProxyType(
 )
 
 
-def endpoint(service: str, path: str, method: str) -> Callable[[Callable], Callable]:
-    """Register a service method as the endpoint `method path` of `service`."""
+def endpoint(service: str, path: str, method: str, tool: str) -> Callable[[Callable], Callable]:
+    """Register a service method as the endpoint `method path` of `service`, whose tool is `tool`."""
 
     def register(func: Callable) -> Callable:
-        func.__route__ = (service, path, method)  # type: ignore[attr-defined]
+        func.__route__ = (service, path, method, tool)  # type: ignore[attr-defined]
         return func
 
     return register
 
 
 def _param_from_signature(name: str, hint: Any, parameter: inspect.Parameter) -> Param:
-    """Read kind, description, bounds and optionality off an `Annotated[...]` hint."""
-    base, description, bounds = hint, "", None
+    """Read kind, description, bounds, choices, fields and optionality off an `Annotated[...]` hint."""
+    base, extras = hint, []
     if get_origin(hint) is Annotated:
         base, *extras = get_args(hint)
-        description = next((str(extra) for extra in extras if isinstance(extra, str)), "")
-        bounds = next((extra for extra in extras if isinstance(extra, Range)), None)
+
+    def extra(kind: type) -> Any:
+        return next((item for item in extras if isinstance(item, kind)), None)
+
     if get_origin(base) in (Union, UnionType):  # Optional[str] or str | None
         base = next(arg for arg in get_args(base) if arg is not type(None))
     base = get_origin(base) or base
@@ -107,9 +133,11 @@ def _param_from_signature(name: str, hint: Any, parameter: inspect.Parameter) ->
         name,
         KIND_BY_TYPE[base],
         required,
-        description,
+        str(extra(str) or ""),
         None if required else parameter.default,
-        bounds,
+        extra(Range),
+        extra(OneOf),
+        extra(Fields),
     )
 
 
@@ -132,6 +160,9 @@ def collect_endpoints(*service_classes: type) -> tuple[Endpoint, ...]:
             found.append(
                 Endpoint(*route, doc.split("\n\n")[0].replace("\n", " "), params, func, cls)
             )
+    tools = [entry.tool for entry in found]
+    if len(set(tools)) != len(tools):
+        raise ValueError(f"two endpoints share a tool name: {tools}")
     return tuple(found)
 
 
@@ -148,11 +179,16 @@ def endpoint_spec(entry: Endpoint) -> EndpointSpec:
             row["default"] = param.default
         if param.bounds is not None:
             row["minimum"], row["maximum"] = param.bounds.minimum, param.bounds.maximum
+        if param.choices is not None:
+            row["enum"] = list(param.choices.values)
+        if param.fields is not None:
+            row["fields"] = list(param.fields.names)
         params[param.name] = row
     return EndpointSpec(
         service=entry.service,
         endpoint=entry.path,
         method=entry.method,
+        tool=entry.tool,
         description=entry.description,
         params=params,
     )

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 from ..read_only_json import thaw
 from .base import _Service
 from .paths import USER, USERS_LIST, USERS_LOOKUP, USERS_UPDATE
-from .registry import Range, ServiceError, endpoint
+from .registry import Fields, Range, ServiceError, endpoint
 from .world import SETTINGS
 
 EMAIL_PATTERN = re.compile(r"^[^@\s]+@[^@\s]+\.[A-Za-z]{2,}$")
@@ -19,7 +19,7 @@ MAX_PAGE = 1_000_000
 class UserService(_Service):
     """Customer profiles; `user_id` is the foreign key into OrderService."""
 
-    @endpoint(USER, USERS_LOOKUP, "GET")
+    @endpoint(USER, USERS_LOOKUP, "GET", tool="lookup_user")
     def lookup(
         self,
         email: Annotated[str | None, "Customer email address"] = None,
@@ -38,7 +38,7 @@ class UserService(_Service):
             raise ServiceError(404, f"no user with email {email!r}")
         return thaw(self.state.read("users", found))
 
-    @endpoint(USER, USERS_LIST, "GET")
+    @endpoint(USER, USERS_LIST, "GET", tool="list_users")
     def list_users(
         self,
         page: Annotated[int, "Page number, starting at 1", Range(1, MAX_PAGE)] = 1,
@@ -66,11 +66,15 @@ class UserService(_Service):
             "total_pages": -(-len(user_ids) // per_page),
         }
 
-    @endpoint(USER, USERS_UPDATE, "POST")
+    @endpoint(USER, USERS_UPDATE, "POST", tool="update_user")
     def update(
         self,
         user_id: Annotated[str, "User ID to update"],
-        updates: Annotated[dict[str, Any], "Fields to change: " + UPDATABLE_USER_FIELDS],
+        updates: Annotated[
+            dict[str, Any],
+            "Fields to change: " + UPDATABLE_USER_FIELDS,
+            Fields(tuple(SETTINGS["user_updatable_fields"])),
+        ],
     ) -> dict[str, Any]:
         """Update user fields."""
         user = self._require("users", user_id, "user")

@@ -16,17 +16,16 @@ import os
 
 from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
-from fastapi.responses import HTMLResponse
 
 from .body_limit import BodyLimitMiddleware
 from .episode import EpisodeEnvironment
 from .episodes import Episodes
-from .home import render_home
 from .http_api import build_surface, task_cards
 from .servicebench.environment import ServiceBenchEnvironment
 from .sessions import EpisodeStore
 from .settings import Settings
 from .support_queue.environment import SupportQueueEnvironment
+from .web import install_pages
 
 ENVIRONMENTS: tuple[type[EpisodeEnvironment], ...] = (
     ServiceBenchEnvironment,
@@ -50,11 +49,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         surface = build_surface(episodes, settings, title=env.env_name, description=env.description)
         app.mount(f"/{env.env_name}", surface)
 
-    home = render_home(task_cards(root_episodes))
-
-    @app.get("/", response_class=HTMLResponse, include_in_schema=False)
-    async def index() -> str:
-        return home
+    install_pages(app, task_cards(root_episodes))
 
     app.state.store = store
     app.state.settings = settings
@@ -62,8 +57,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.add_middleware(
             CORSMiddleware,
             allow_origins=list(settings.cors_origins),
-            allow_methods=["GET", "POST"],
-            allow_headers=["Content-Type", "X-Episode-Id"],
+            allow_methods=["GET", "POST", "DELETE"],  # DELETE: an MCP session's end
+            allow_headers=[
+                "Content-Type",
+                "X-Episode-Id",
+                "Mcp-Session-Id",
+                "MCP-Protocol-Version",
+            ],
+            expose_headers=["Mcp-Session-Id"],  # a browser MCP client reads its session from it
         )
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
     return app

@@ -180,6 +180,32 @@ class Episodes:
         self.store.add(env)
         return env, observation
 
+    def restart(self, episode_id: str, data: Any) -> tuple[EpisodeEnvironment, EpisodeObservation]:
+        """Start a task afresh under the id of a live episode of this scope.
+
+        The owner's reset of an MCP session, whose id is its episode's: unlike `reset`,
+        it replaces the episode it names. A request that names no task replays the
+        episode's own (with its seed, unless it names one); a new task plays its
+        canonical version unless a seed is named. A rejected request changes nothing.
+        """
+        request = validated(ResetRequest, {} if data is None else data)
+        if request.episode_id not in (None, episode_id):
+            raise InvalidRequestError("a session's episode keeps its id: leave episode_id out")
+        current = self.find(episode_id)
+        same_env = request.env in (None, current.env_name)
+        if request.task_id is None and same_env and current.task is not None:
+            seed = request.seed if "seed" in request.model_fields_set else current.seed
+            request = request.model_copy(update={"task_id": current.task.id, "seed": seed})
+        env, observation = self._begin(request.model_copy(update={"episode_id": episode_id}))
+        self.store.remove(episode_id)
+        self.store.add(env)
+        return env, observation
+
+    def close(self, episode_id: str) -> None:
+        """End a live episode of this scope (an MCP session's close); it answers 404 afterwards."""
+        self.find(episode_id)
+        self.store.remove(episode_id)
+
     def find(self, episode_id: Any) -> EpisodeEnvironment:
         """The episode named by `episode_id`, else (if allowed) the latest one reset."""
         if episode_id is not None and not isinstance(episode_id, str):

@@ -3,7 +3,7 @@
 `build_surface` makes a FastAPI app for a `Episodes`; the root app serves both
 environments and each environment's prefix (/servicebench, /support_queue)
 mounts a surface of its own, so every prefix has its own /openapi.json,
-/schema, /metadata, /health, /mcp and /ws, as OpenEnv clients expect.
+/schema, /metadata, /health, /tools, /mcp and /ws, as OpenEnv clients expect.
 """
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ from pydantic import BaseModel, TypeAdapter
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from .. import __version__
+from ..action_tools import openai_tools
 from ..models import TaskCard
-from . import log_redaction, mcp, ws
-from .body_limit import BodyTooLarge
+from . import log_redaction, mcp_http, ws
 from .encoding import error_payload, model_json
 from .episode import EpisodeError
 from .episodes import Episodes, ResetRequest, describe_errors
@@ -41,7 +41,10 @@ from .fast_path import (
     step_result,
     unexpected_error_json,
 )
+from .mcp import McpServer
+from .mcp_sessions import Attachments
 from .settings import Settings
+from .web import install_docs
 
 log = logging.getLogger("server")
 
@@ -183,11 +186,15 @@ def build_surface(
         description=description,
         lifespan=on_startup,
         telemetry=None if settings.telemetry else TELEMETRY_OFF,
+        docs_url=None,  # served offline by install_docs
+        redoc_url=None,
     )
     install_error_handlers(app)
+    install_docs(app)
     metadata = scope_metadata(episodes, title, description)
     schema = scope_schema(episodes)
     tasks_json = json.dumps({"tasks": [c.model_dump() for c in task_cards(episodes)]}).encode()
+    tools_json = json.dumps(openai_tools(episodes.env_names)).encode()
     ws_limits = ws.SessionLimit.shared_by(
         episodes.store, settings.max_ws_sessions
     )  # one budget per app
@@ -246,17 +253,20 @@ def build_surface(
     async def tasks() -> Response:
         return _json(tasks_json)
 
-    @app.post("/mcp", tags=["MCP"], summary="MCP JSON-RPC 2.0 (tools/list, tools/call)")
-    async def mcp_endpoint(request: Request) -> JSONResponse:
-        try:
-            raw = await request.body()
-        except BodyTooLarge as exc:  # streamed past the limit: still a JSON-RPC answer
-            return JSONResponse(mcp.refusal(str(exc.detail)), status_code=exc.status_code)
-        return JSONResponse(mcp.handle(episodes, raw, request.headers.get(CONTENT_TYPE_HEADER)))
+    @app.get(
+        "/tools",
+        tags=["Environment Info"],
+        summary="The agent's tools, as OpenAI function tools in strict mode",
+    )
+    async def tools() -> Response:
+        return _json(tools_json)
+
+    mcp_server = McpServer(episodes, Attachments.shared_by(episodes.store))
+    mcp_http.install(app, mcp_server, settings)
 
     @app.websocket("/ws")
     async def websocket_endpoint(socket: ws.WebSocket) -> None:
-        await ws.serve(socket, episodes, ws_limits, settings.max_body_bytes)
+        await ws.serve(socket, episodes, ws_limits, settings.max_body_bytes, mcp_server)
 
     app.add_middleware(
         EpisodeRoutes, episodes=episodes

@@ -94,6 +94,10 @@ class EpisodeStore:
         self._episodes.move_to_end(episode_id)
         return entry[0]
 
+    def remove(self, episode_id: str) -> None:
+        """Drop an episode on its owner's request (an MCP session's close); a 404 once gone."""
+        self._drop(episode_id)
+
     def latest_id(self, env_name: str | None) -> str:
         """The id of the most recently reset episode (of `env_name`, or of any env)."""
         episode_id = self._latest.get(env_name)

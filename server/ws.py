@@ -3,7 +3,12 @@
 Messages in: `{"type": "reset"|"step"|"state"|"close", "data": {...}}`;
 messages out: `{"type": "observation"|"state"|"error", "data": {...}}`, as
 `openenv.core.EnvClient` speaks them. The episode belongs to the connection
-(it is not in the HTTP store) and ends with it. Steps run inline on the event
+(it is not in the HTTP store) and ends with it, unless the connection attached to
+an MCP session (`/ws?session_id=`, as OpenEnv's `MCPToolClient` connects): then its
+messages play that session's episode in the store, a reset restarts it under the
+same id, and the session outlives the connection. A `{"type": "mcp", "data":
+<JSON-RPC request>}` message is answered by the MCP server (server/mcp.py) as
+`{"type": "mcp", "data": <JSON-RPC response>}`, for the attached session. Steps run inline on the event
 loop: they take microseconds, so a thread per session would only add cost.
 Every message gets a reply: one that is not JSON this server accepts
 (server/strict_json.py), or that the episode refuses, gets OpenEnv's error reply
@@ -20,10 +25,13 @@ from typing import Any
 from fastapi import WebSocket, WebSocketDisconnect
 from openenv.core.env_server.types import WSErrorCode
 
+from ..models import EpisodeObservation
 from . import strict_json
 from .encoding import model_json, result_json, typed_message
 from .episode import EpisodeEnvironment, EpisodeError
 from .episodes import Episodes, InvalidRequestError
+from .mcp import McpServer
+from .mcp_sessions import Caller
 
 __all__ = ["SessionLimit", "WebSocket", "serve"]
 
@@ -67,10 +75,19 @@ def _error(message: str, code: WSErrorCode, **extra: Any) -> bytes:
 class _Session:
     """The episode of one connection and the handling of its messages."""
 
-    def __init__(self, episodes: Episodes, max_message_bytes: int) -> None:
+    def __init__(
+        self,
+        episodes: Episodes,
+        max_message_bytes: int,
+        mcp: McpServer | None = None,
+        attached: str | None = None,
+    ) -> None:
         self.episodes = episodes
         self.max_message_bytes = max_message_bytes
         self.env: EpisodeEnvironment | None = None
+        self.mcp = mcp
+        self.attached = attached
+        """The MCP session (episode id) this connection plays, if it attached to one."""
 
     def handle(self, raw: str | bytes) -> bytes | None:
         """The reply to one message; None means close the connection.
@@ -114,28 +131,69 @@ class _Session:
         kind = message.get("type")
         data = message.get("data", {})
         if kind == "reset":
-            self.env, observation = self.episodes.start(data)
+            self.env, observation = (
+                self.episodes.restart(self.attached, data)
+                if self.attached is not None
+                else self.episodes.start(data)
+            )
             return typed_message("observation", result_json(observation))
         if kind == "step":
-            observation = self.episodes.act(self._env(), data)
-            return typed_message("observation", result_json(observation))
+            return typed_message("observation", result_json(self._step(data)))
         if kind == "state":
             return typed_message("state", model_json(self._env().state))
         if kind == "close":
             return None
+        if kind == "mcp" and self.mcp is not None:
+            return self._mcp(data)
         return _error(
-            f"Unknown message type: {kind!r}; expected reset, step, state or close",
+            f"Unknown message type: {kind!r}; expected reset, step, state, mcp or close",
             WSErrorCode.UNKNOWN_TYPE,
         )
 
     def _env(self) -> EpisodeEnvironment:
+        if self.attached is not None:  # the store's episode: MCP calls over HTTP play it too
+            return self.episodes.find(self.attached)
         if self.env is None:
             raise EpisodeError("no episode on this connection: send a reset message first")
         return self.env
 
+    def _step(self, data: Any) -> EpisodeObservation:
+        """One step; OpenEnv's `call_tool` action is the tool's action."""
+        env = self._env()
+        if self.mcp is not None:
+            data = self.mcp.tool_action(data)
+        if self.attached is not None:
+            return self.episodes.step(self.attached, data)[1]
+        return self.episodes.act(env, data)
+
+    def _mcp(self, data: Any) -> bytes:
+        """The MCP server's answer to a JSON-RPC message, for this connection's session."""
+        assert self.mcp is not None
+        caller = Caller(session_id=self.attached, over_websocket=True)
+        body = self.mcp.handle_message(data, caller).body
+        return typed_message("mcp", json.dumps({} if body is None else body).encode())
+
+
+async def _attach(socket: WebSocket, mcp: McpServer | None) -> str | None | bool:
+    """The MCP session `?session_id=` attaches to (None: none named); False: refused, and
+    the client was told why (OpenEnv's SESSION_ERROR) and the connection closed."""
+    session_id = socket.query_params.get("session_id")
+    if session_id is None or mcp is None:
+        return None
+    problem = mcp.attach(session_id)
+    if problem is None:
+        return session_id
+    await socket.send_text(_error(problem, WSErrorCode.SESSION_ERROR).decode())
+    await socket.close(code=1008)
+    return False
+
 
 async def serve(
-    socket: WebSocket, episodes: Episodes, limit: SessionLimit, max_message_bytes: int
+    socket: WebSocket,
+    episodes: Episodes,
+    limit: SessionLimit,
+    max_message_bytes: int,
+    mcp: McpServer | None = None,
 ) -> None:
     """Run one WebSocket session until the client closes it."""
     await socket.accept()
@@ -150,7 +208,11 @@ async def serve(
         )
         await socket.close(code=1013)
         return
-    session = _Session(episodes, max_message_bytes)
+    attached = await _attach(socket, mcp)
+    if attached is False:
+        limit.release()
+        return
+    session = _Session(episodes, max_message_bytes, mcp, attached or None)
     try:
         while True:
             message = await socket.receive()
@@ -166,3 +228,5 @@ async def serve(
         return
     finally:
         limit.release()
+        if mcp is not None and session.attached is not None:
+            mcp.detach(session.attached)

@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 from fake_openai import FakeOpenAI, Recorded, Reply, Text, ToolCalls
+from tool_calls import strict_arguments
 
 from servicebench_support_queue.client import EnvHttpClient
 from servicebench_support_queue.models import (
@@ -197,8 +198,12 @@ class OracleBrain:
         history = [{"task_id": task_id, "task_description": description, "done": False}]
         action = next_action(history + _results_told(body["messages"]))
         assert action is not None, "the fake model was asked for a move after the task was done"
-        if self.style == "tools":
-            return ToolCalls(((tool_for(body["tools"], action), action.params),))
+        if self.style == "tools":  # every parameter, null where not given, as strict mode sends
+            name = tool_for(body["tools"], action)
+            [schema] = [
+                t["function"]["parameters"] for t in body["tools"] if t["function"]["name"] == name
+            ]
+            return ToolCalls(((name, strict_arguments(action.params, schema)),))
         wire = action.model_dump(exclude={"metadata"})
         return Text(f"I will call the next endpoint.\n```json\n{json.dumps(wire)}\n```")
 

@@ -107,7 +107,7 @@ ODD_UNICODE: dict[str, str] = {
 """Valid Unicode, odd as it is: accepted where text is, and /state must stay readable."""
 
 
-def _splice(template: dict[str, Any], path: tuple[str, ...], raw_value: bytes) -> bytes:
+def splice(template: dict[str, Any], path: tuple[str, ...], raw_value: bytes) -> bytes:
     """`template` as JSON with the value at `path` replaced by `raw_value`, verbatim."""
     marker = "\x00SPLICE\x00"
     data = json.loads(json.dumps(template))
@@ -164,7 +164,7 @@ def step_cases(env: str) -> list[Case]:
     action = VALID_ACTION[env]
     valid = json.dumps({"action": action}).encode()
     cases = [
-        Case(f"{value} in {slot}", _splice(template, path, raw))
+        Case(f"{value} in {slot}", splice(template, path, raw))
         for slot, template, path in value_slots(env)
         for value, raw in REFUSED_VALUES.items()
     ]
@@ -172,7 +172,7 @@ def step_cases(env: str) -> list[Case]:
     cases += [
         Case(
             f"odd Unicode {name} (escaped)",
-            _splice(action, text_slot, json.dumps(text).encode()),
+            splice(action, text_slot, json.dumps(text).encode()),
             refused=False,
         )
         for name, text in ODD_UNICODE.items()
@@ -180,7 +180,7 @@ def step_cases(env: str) -> list[Case]:
     cases += [
         Case(
             f"odd Unicode {name} (UTF-8)",
-            _splice(action, text_slot, json.dumps(text, ensure_ascii=False).encode()),
+            splice(action, text_slot, json.dumps(text, ensure_ascii=False).encode()),
             refused=False,
         )
         for name, text in ODD_UNICODE.items()
@@ -197,9 +197,9 @@ def step_cases(env: str) -> list[Case]:
         Case("array as action", json.dumps({"action": [action]}).encode()),
         Case("string as action", json.dumps({"action": "lookup"}).encode()),
         Case("null action", b'{"action": null}'),
-        Case("array as params", _splice(action, ("params",), b"[1, 2]"))
+        Case("array as params", splice(action, ("params",), b"[1, 2]"))
         if env == "servicebench"
-        else Case("array as summary", _splice(action, ("summary",), b'["a"]')),
+        else Case("array as summary", splice(action, ("summary",), b'["a"]')),
         Case(
             "duplicate episode_id",
             b'{"action": '
@@ -225,7 +225,7 @@ def step_cases(env: str) -> list[Case]:
 
 def refused_as_bare_action(case: Case) -> bool:
     """Whether `case`'s body must be refused where a bare action is expected (a WebSocket step's
-    data, an MCP step's action): there an HTTP step envelope is no action."""
+    data): there an HTTP step envelope is no action."""
     return case.refused or case.body.startswith(b'{"action"')
 
 
@@ -277,7 +277,7 @@ def reset_cases() -> list[Case]:
         "env": {"env": "x"},
     }
     cases = [
-        Case(f"{value} in {slot}", _splice(template, (slot,), raw))
+        Case(f"{value} in {slot}", splice(template, (slot,), raw))
         for slot, template in slots.items()
         for value, raw in REFUSED_VALUES.items()
     ]

@@ -6,6 +6,7 @@ import json
 import re
 from typing import Any
 
+import httpx
 from fake_openai import Reply, Status, Text, ToolCalls
 from inference_support import (
     MODEL,
@@ -52,20 +53,35 @@ def test_every_run_logs_only_structured_lines_and_hides_the_token(runs: dict[str
     assert_clean(runs)
 
 
-def test_servicebench_through_tool_calls(runs: dict[str, Run], cards: list[TaskCard]) -> None:
+def test_servicebench_through_tool_calls(
+    runs: dict[str, Run], cards: list[TaskCard], live_server: str
+) -> None:
     run = completed(runs["sb_tools"])
     assert [e.task for e in run.episodes] == ids(cards, "servicebench")
     assert all(e.success and e.score == 1.0 and e.model == MODEL for e in run.episodes)
     assert len(run.requests) == len(run.steps()), "one model call per step"
 
-    tools = {t["function"]["name"]: t["function"] for t in run.requests[0].body["tools"]}
-    assert len(tools) == len(run.requests[0].body["tools"])
+    served = httpx.get(f"{live_server}/servicebench/tools").json()
+    assert all(request.body["tools"] == served for request in run.requests), (
+        "the model gets the server's own strict tools"
+    )
+    tools = {t["function"]["name"]: t["function"] for t in served}
+    assert len(tools) == len(served) and all(f["strict"] is True for f in tools.values())
     assert all(re.fullmatch(r"[A-Za-z0-9_-]{1,64}", name) for name in tools)
-    refund = next(f for f in tools.values() if " /orders/process-refund:" in f["description"])
+    refund = tools["process_refund"]
     assert set(refund["parameters"]["required"]) == {"order_id", "amount", "reason"}
     assert refund["parameters"]["properties"]["amount"]["type"] == "number"
-    lookup = next(f for f in tools.values() if " /users/lookup:" in f["description"])
-    assert "required" not in lookup["parameters"], "email or user_id: neither is required alone"
+    lookup = tools["lookup_user"]["parameters"]
+    assert all(  # email or user_id: neither is required alone, so each may be null
+        lookup["properties"][name]["type"] == ["string", "null"] for name in ("email", "user_id")
+    )
+    calls = [
+        json.loads(m["tool_calls"][0]["function"]["arguments"])
+        for r in run.requests
+        for m in r.body["messages"]
+        if m.get("tool_calls")
+    ]
+    assert any(None in call.values() for call in calls), "the model sent nulls, as strict mode does"
 
     answered = 0
     for request in run.requests:
@@ -122,16 +138,29 @@ def test_catalogue_tools_follow_the_endpoint_specs(live_server: str) -> None:
     assert len(tools) == len(specs) == len({t["function"]["name"] for t in tools})
     for spec, tool in zip(specs, tools, strict=True):
         function = tool["function"]
-        endpoint = catalogue.by_name[function["name"]]
-        assert (endpoint.service, endpoint.endpoint, endpoint.method) == (
+        assert function["name"] == spec["tool"]
+        assert catalogue.by_name[function["name"]].route == (
             spec["service"],
             spec["endpoint"],
             spec["method"],
         )
-        assert set(function["parameters"]["properties"]) == set(spec["params"])
-        required = {name for name, p in spec["params"].items() if p["required"]}
-        assert set(function["parameters"].get("required", [])) == required
+        parameters = function["parameters"]
+        assert set(parameters["properties"]) == set(parameters["required"]) == set(spec["params"])
+        optional = {name for name, p in spec["params"].items() if not p["required"]}
+        nullable = {
+            name
+            for name, p in parameters["properties"].items()
+            if "null" in str(p.get("type")) or {"type": "null"} in p.get("anyOf", [])
+        }
+        assert nullable == optional
         assert spec["endpoint"] in catalogue.as_text()
+    arguments = {"page": None, "per_page": 2}  # a strict model's null means "absent"
+    assert catalogue.action("list_users", arguments) == {
+        "service": "user",
+        "endpoint": "/users/list",
+        "method": "GET",
+        "params": {"per_page": 2},
+    }
 
 
 def test_servicebench_conversation_stays_bounded(live_server: str) -> None:
@@ -151,7 +180,7 @@ def test_servicebench_conversation_stays_bounded(live_server: str) -> None:
         def complete(self, messages: list[dict[str, Any]], tools: Any, deadline: Any) -> ModelReply:
             self.sent.append(messages)
             call = ToolCall(
-                f"call_{len(self.sent)}", "users_list", json.dumps({"page": len(self.sent)})
+                f"call_{len(self.sent)}", "list_users", json.dumps({"page": len(self.sent)})
             )
             return ModelReply("", (call,))
 

@@ -5,7 +5,8 @@ Nothing here reaches the Hub: the push runs through OpenEnv's own CLI on a copy 
 checkout with the Hub calls (login, Space creation, upload) replaced, and the upload is
 only looked at. The Space builds the Dockerfile from the staged files without a
 .dockerignore (OpenEnv drops dot-files), so .openenvignore must keep out what .dockerignore
-keeps out of the image.
+keeps out of the image. The push the README gives is OpenEnv's default, with its web
+interface on: the Space opens at /web, which is this server's own playground.
 """
 
 from __future__ import annotations
@@ -58,9 +59,8 @@ def checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return copy
 
 
-@pytest.fixture(scope="module")
-def pushed(checkout: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """`openenv push <copy> --no-interface --exclude .openenvignore`, stopped at the upload."""
+def run_push(checkout: Path, *flags: str) -> dict[str, Any]:
+    """`openenv push <copy> <flags>`, stopped at the upload: what would have gone up."""
     seen: dict[str, Any] = {}
 
     def upload(
@@ -81,11 +81,15 @@ def pushed(checkout: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str
         )
         patch.setattr(push, "_upload_to_hf_space", upload)
         patch.setattr(push, "_apply_space_variables_and_secrets", lambda *args, **kwargs: None)
-        result = CliRunner().invoke(
-            openenv_cli, ["push", str(checkout), "--no-interface", "--exclude", ".openenvignore"]
-        )
+        result = CliRunner().invoke(openenv_cli, ["push", str(checkout), *flags])
     assert result.exit_code == 0, result.output
     return seen
+
+
+@pytest.fixture(scope="module")
+def pushed(checkout: Path) -> dict[str, Any]:
+    """The README's push: `openenv push --exclude .openenvignore`, OpenEnv's web interface on."""
+    return run_push(checkout, "--exclude", ".openenvignore")
 
 
 def test_the_repo_passes_openenvs_structure_check():
@@ -144,20 +148,21 @@ def test_the_staged_space_leaves_out_what_the_image_leaves_out_and_every_local_a
     assert not {name for name in staged if any(part.startswith(".") for part in name.split("/"))}
 
 
-def test_without_the_interface_the_dockerfile_and_readme_go_up_unchanged(pushed: dict[str, Any]):
-    """The web interface (`/web`) comes with a later issue: until then push with --no-interface,
-    or the Space would open on a 404 at /web."""
-    assert pushed["dockerfile"] == (REPO / "Dockerfile").read_text(encoding="utf-8")
+def test_the_default_push_opens_the_space_on_our_playground(pushed: dict[str, Any]):
+    """A push with OpenEnv's web interface (the default) sets ENABLE_WEB_INTERFACE and wants
+    `base_path: /web` in the front matter. The README already opens the Space at /web, where
+    this server serves its own playground whatever the variable says (tests/server/web/), so
+    the README goes up as it is and the Dockerfile gains that one line before its CMD."""
     assert pushed["readme"] == (REPO / "README.md").read_text(encoding="utf-8")
+    front_matter = yaml.safe_load(pushed["readme"].split("---\n")[1])
+    assert front_matter["base_path"] == "/web" and front_matter["app_port"] == 8000
+    ours = (REPO / "Dockerfile").read_text(encoding="utf-8").split("\n")
+    staged = pushed["dockerfile"].split("\n")
+    cmd = next(i for i, line in enumerate(ours) if line.startswith("CMD"))
+    assert staged == [*ours[:cmd], "ENV ENABLE_WEB_INTERFACE=true", *ours[cmd:]]
 
 
-def test_a_default_push_would_turn_on_a_web_interface_this_server_does_not_serve(
-    checkout: Path, tmp_path: Path
-):
-    staging = tmp_path / "staging"
-    patterns = push._load_ignore_patterns(checkout, ".openenvignore")
-    push._prepare_staging_directory(
-        checkout, MANIFEST["name"], staging, ignore_patterns=patterns, enable_interface=True
-    )
-    assert "ENABLE_WEB_INTERFACE" in (staging / "Dockerfile").read_text(encoding="utf-8")
-    assert "base_path: /web" in (staging / "README.md").read_text(encoding="utf-8")
+def test_without_the_interface_the_dockerfile_and_readme_go_up_unchanged(checkout: Path):
+    plain = run_push(checkout, "--no-interface", "--exclude", ".openenvignore")
+    assert plain["dockerfile"] == (REPO / "Dockerfile").read_text(encoding="utf-8")
+    assert plain["readme"] == (REPO / "README.md").read_text(encoding="utf-8")

@@ -110,3 +110,11 @@ def test_the_install_snippet_imports():
     namespace: dict = {}
     exec(snippet.group(1), namespace)  # the README's own two import lines
     assert callable(namespace["create_app"]) and namespace["__version__"]
+
+
+def test_the_playgrounds_screenshot_is_there_and_small():
+    """scripts/screenshot_playground.py makes it; the README shows it."""
+    pictures = re.findall(r"!\[[^\]]+\]\(([^)]+)\)", section("The playground (`/web`)"))
+    assert pictures == ["docs/playground.png"]
+    png = (REPO / pictures[0]).read_bytes()
+    assert png.startswith(b"\x89PNG\r\n\x1a\n") and len(png) < 200 * 1024

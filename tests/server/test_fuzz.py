@@ -37,11 +37,14 @@ SCHEMAS = {"root": schemathesis.openapi.from_asgi("/openapi.json", APP)} | {
 
 
 def assert_explained(status: int, content_type: str, body: bytes) -> None:
-    """The fuzzing property of one HTTP response."""
+    """The fuzzing property of one HTTP response: an MCP refusal explains itself as JSON-RPC
+    does, in its error's message, every other 4xx in `detail`."""
     assert status < 500, f"server error {status}: {body[:500]!r}"
     if 400 <= status < 500:
         assert content_type.startswith("application/json"), (status, content_type, body[:200])
-        detail = json.loads(body).get("detail")
+        answer = json.loads(body)
+        rpc_error = answer.get("error", {}) if answer.get("jsonrpc") == "2.0" else None
+        detail = answer.get("detail") if rpc_error is None else rpc_error.get("message")
         assert isinstance(detail, str) and detail.strip(), (status, body[:200])
 
 

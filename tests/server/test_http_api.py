@@ -272,26 +272,23 @@ def test_info_routes(client: TestClient) -> None:
 def test_mcp_speaks_json_rpc_and_shares_episodes_with_http(client: TestClient) -> None:
     assert client.post("/mcp", json={}).json()["error"]["code"] == -32600
     assert client.post("/mcp", content=b"{").json()["error"]["code"] == -32700
-    tools = client.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).json()
-    assert {t["name"] for t in tools["result"]["tools"]} == {"reset", "step", "state", "list_tasks"}
+    unknown = client.post("/mcp", json={"jsonrpc": "2.0", "id": 3, "method": "nope"}).json()
+    assert unknown["error"]["code"] == -32601
 
-    def call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    def call(name: str, arguments: dict[str, Any], session: str) -> dict[str, Any]:
         body = {
             "jsonrpc": "2.0",
             "id": 2,
             "method": "tools/call",
-            "params": {"name": name, "arguments": arguments},
+            "params": {"name": name, "arguments": arguments, "session_id": session},
         }
-        return client.post("/servicebench/mcp", json=body).json()["result"]
+        return client.post("/servicebench/mcp", json=body).json()
 
-    started = call("reset", {"task_id": 1})["structuredContent"]["result"]
-    episode = started["episode_id"]
-    stepped = call("step", {"episode_id": episode, "action": LOOKUP_JANE})
-    assert stepped["isError"] is False
+    episode = reset(client, {"task_id": 1})["episode_id"]  # an HTTP episode is an MCP session
+    stepped = call("lookup_user", LOOKUP_JANE["params"], episode)["result"]
+    assert stepped["isError"] is False and stepped["structuredContent"]["session_id"] == episode
     assert client.get("/state", params={"episode_id": episode}).json()["step_count"] == 1
-    assert call("step", {"episode_id": "nope", "action": LOOKUP_JANE})["isError"] is True
-    unknown = client.post("/mcp", json={"jsonrpc": "2.0", "id": 3, "method": "nope"}).json()
-    assert unknown["error"]["code"] == -32601
+    assert call("lookup_user", LOOKUP_JANE["params"], "nope")["error"]["code"] == -32602
 
 
 @pytest.mark.parametrize("prefix", ["", "/servicebench", "/support_queue"])
@@ -303,15 +300,7 @@ def test_http_and_mcp_describe_an_action_with_one_schema_and_name_the_package_ve
     openapi = client.get(f"{prefix}/openapi.json").json()
     body = openapi["paths"]["/step"]["post"]["requestBody"]["content"]["application/json"]["schema"]
     envelope, bare_action = body["anyOf"]
-    tools = client.post(
-        f"{prefix}/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
-    ).json()
-    step_tool = next(tool for tool in tools["result"]["tools"] if tool["name"] == "step")
-    assert (
-        envelope["properties"]["action"]
-        == bare_action
-        == step_tool["inputSchema"]["properties"]["action"]
-    )
+    assert envelope["properties"]["action"] == bare_action
     names = {option.get("title") for option in bare_action.get("anyOf", [bare_action])}
     expected = {
         "": {"ServiceBenchAction", "SupportQueueAction"},
@@ -319,8 +308,27 @@ def test_http_and_mcp_describe_an_action_with_one_schema_and_name_the_package_ve
         "/support_queue": {"SupportQueueAction"},
     }[prefix]
     assert names == expected
+    tools = client.post(
+        f"{prefix}/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    ).json()["result"]["tools"]
+    triage = [tool for tool in tools if tool["name"] == "triage"]
+    if "SupportQueueAction" in names:  # the triage tool's arguments are the action's fields
+        action = next(
+            a for a in bare_action.get("anyOf", [bare_action]) if "priority" in a["properties"]
+        )
+        assert set(triage[0]["inputSchema"]["properties"]) == set(action["properties"]) - {
+            "metadata"
+        }
+    else:
+        assert not triage
     hello = client.post(
-        f"{prefix}/mcp", json={"jsonrpc": "2.0", "id": 2, "method": "initialize"}
+        f"{prefix}/mcp",
+        json={
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {}},
+        },
     ).json()
     assert hello["result"]["serverInfo"]["version"] == openapi["info"]["version"] == __version__
     assert client.get(f"{prefix}/metadata").json()["version"] == __version__

@@ -26,13 +26,16 @@ import httpx
 import pytest
 from fastapi import FastAPI
 from robustness_support import (
+    ODD_UNICODE,
+    REFUSED_VALUES,
     SURFACES,
     VALID_ACTION,
     Case,
-    refused_as_bare_action,
     reset_cases,
+    splice,
     step_cases,
     strict_json,
+    whole_body_cases,
 )
 
 from servicebench_support_queue.server.app import create_app
@@ -41,6 +44,9 @@ from servicebench_support_queue.server.settings import Settings
 
 TASK = {"servicebench": "return_and_refund", "support_queue": "medium_sla_defense"}
 MCP_ERROR_CODES = {-32700, -32600, -32601, -32602}  # never -32603, an internal error
+MCP_STATUSES = {200, 400, 413}
+"""200 for a JSON-RPC error, 400 for a request MCP's transport refuses (no id, no session),
+413 for a body over the limit."""
 
 
 OpenClient = Callable[[], httpx.AsyncClient]
@@ -200,77 +206,123 @@ def rpc(method: str, params: dict[str, Any] | None = None, request_id: Any = 1) 
 EPISODE = "@EPISODE@"
 """Stands for the target episode's id in an MCP case; replaced when the case is sent."""
 
+TOOL_CALLS = {
+    "servicebench": {
+        "lookup_user": {"email": "jane.doe@example.com", "user_id": None},
+        "update_user": {"user_id": "USR-003", "updates": {"notes": "x", "email": None}},
+        "update_stock": {"sku": "SKU-445", "adjustment": 1},
+    },
+    "support_queue": {"triage": {**VALID_ACTION["support_queue"], "summary": None}},
+}
+"""Valid tool calls of each environment (a strict model's nulls included), to spoil."""
+HOSTILE_SLOTS = {
+    "servicebench": (
+        ("lookup_user", ("email",)),
+        ("update_user", ("updates", "notes")),
+        ("update_user", ("updates",)),
+        ("update_stock", ("adjustment",)),
+    ),
+    "support_queue": (
+        ("triage", ("summary",)),
+        ("triage", ("response",)),
+        ("triage", ("confidence",)),
+        ("triage", ("priority",)),
+    ),
+}
+
+
+def tool_call_body(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    params = {"name": name, "arguments": arguments, "session_id": EPISODE}
+    return {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
+
 
 def mcp_cases(env: str) -> list[Case]:
-    """Each hostile step as the action of a tools/call, and hostile JSON-RPC envelopes."""
+    """Hostile values in every argument slot of the tool calls, hostile whole bodies, and
+    hostile JSON-RPC envelopes; each at a live episode, named as OpenEnv names its session."""
     episode = EPISODE
-    wrap = (
-        b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "step", '
-        b'"arguments": {"episode_id": "%s", "action": ' % episode.encode()
-    )
+    name, arguments = next(iter(TOOL_CALLS[env].items()))
+    valid = json.dumps(tool_call_body(name, arguments)).encode()
     cases = [
         Case(
-            f"tools/call step: {case.name}",
-            wrap + (case.body or b"null") + b"}}}",
-            case.content_type,
-            refused=refused_as_bare_action(case),
+            f"tools/call {tool}: {value} in {'.'.join(path)}",
+            splice(
+                tool_call_body(tool, TOOL_CALLS[env][tool]), ("params", "arguments", *path), raw
+            ),
         )
-        for case in step_cases(env)
+        for tool, path in HOSTILE_SLOTS[env]
+        for value, raw in REFUSED_VALUES.items()
     ]
+    text_slot = HOSTILE_SLOTS[env][0]
+    cases += [
+        Case(
+            f"tools/call: odd Unicode {label}",
+            splice(
+                tool_call_body(text_slot[0], TOOL_CALLS[env][text_slot[0]]),
+                ("params", "arguments", *text_slot[1]),
+                json.dumps(text, ensure_ascii=False).encode(),
+            ),
+            refused=False,
+        )
+        for label, text in ODD_UNICODE.items()
+    ]
+    cases += [
+        Case(f"tools/call: {c.name}", c.body, c.content_type) for c in whole_body_cases(valid)
+    ]
+    cases.append(Case("tools/call without Content-Type", valid, None, refused=False))
     cases.append(Case("tools/list without Content-Type", rpc("tools/list"), None, refused=False))
-    hostile_ids: list[Any] = [[1], {"a": 1}, True]
+    hostile_ids: list[Any] = [[1], {"a": 1}, True, None]
     cases += [
         Case(f"id {request_id!r}", rpc("tools/list", request_id=request_id))
         for request_id in hostile_ids
     ]
     cases += [
-        Case(f"id {name}", b'{"jsonrpc": "2.0", "method": "tools/list", "id": ' + raw + b"}")
-        for name, raw in (
+        Case(f"id {label}", b'{"jsonrpc": "2.0", "method": "tools/list", "id": ' + raw + b"}")
+        for label, raw in (
             ("2^64", b"18446744073709551616"),
             ("NaN", b"NaN"),
             ("surrogate", b'"\\ud800"'),
         )
     ]
+    call = {"name": name, "arguments": arguments, "session_id": episode}
     cases += [
         Case("method not a string", b'{"jsonrpc": "2.0", "id": 1, "method": ["tools/list"]}'),
         Case(
             "method with a surrogate", b'{"jsonrpc": "2.0", "id": 1, "method": "tools/\\udc00list"}'
         ),
-        Case("batch (an array)", b"[" + rpc("tools/list") + b"]"),
+        Case("batch (an array)", b"[" + valid + b"]"),
+        Case("a request without an id", valid.replace(b'"id": 1, ', b"")),
         Case(
             "params an array", b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": [1]}'
         ),
-        Case("arguments an array", rpc("tools/call", {"name": "step", "arguments": [episode]})),
+        Case("arguments an array", rpc("tools/call", {**call, "arguments": [episode]})),
+        Case("arguments a number", rpc("tools/call", {**call, "arguments": 0})),
+        Case("tool name an array", rpc("tools/call", {**call, "name": [name]})),
+        Case("an unknown tool", rpc("tools/call", {**call, "name": "step"})),
+        Case("an unknown argument", rpc("tools/call", {**call, "arguments": {**arguments, "x": 1}}))
+        if env == "support_queue"
+        else Case("no session", rpc("tools/call", {"name": name, "arguments": arguments})),
+        Case("session_id a list", rpc("tools/call", {**call, "session_id": [episode]})),
+        Case("session_id an object", rpc("tools/call", {**call, "session_id": {"id": episode}})),
+        Case("an unknown session_id", rpc("tools/call", {**call, "session_id": "nope"})),
+        Case("close a list", rpc("openenv/session/close", {"session_id": [episode]})),
         Case(
-            "arguments an empty array", rpc("tools/call", {"name": "list_tasks", "arguments": []})
-        ),
-        Case(
-            "params an empty array",
-            b'{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": []}',
-        ),
-        Case("arguments a number", rpc("tools/call", {"name": "list_tasks", "arguments": 0})),
-        Case("tool name an array", rpc("tools/call", {"name": ["step"], "arguments": {}})),
-        Case(
-            "episode_id a list",
-            rpc("tools/call", {"name": "state", "arguments": {"episode_id": [episode]}}),
-        ),
-        Case(
-            "episode_id an object",
+            "prompts/get with a bad seed",
             rpc(
-                "tools/call",
-                {
-                    "name": "step",
-                    "arguments": {"episode_id": {"id": episode}, "action": VALID_ACTION[env]},
-                },
+                "prompts/get",
+                {"name": TASK[env], "arguments": {"seed": "-1"}, "session_id": episode},
             ),
         ),
         Case(
-            "reset onto the live episode",
+            "prompts/get with a huge seed",
             rpc(
-                "tools/call",
-                {"name": "reset", "arguments": {"task_id": TASK[env], "episode_id": episode}},
+                "prompts/get",
+                {"name": TASK[env], "arguments": {"seed": "9" * 30}, "session_id": episode},
             ),
         ),
+        Case(
+            "create onto the live episode", rpc("openenv/session/create", {"episode_id": episode})
+        ),
+        Case("create with an unknown task", rpc("openenv/session/create", {"task_id": "nope"})),
         Case("no jsonrpc version", b'{"id": 1, "method": "tools/list"}'),
     ]
     return cases
@@ -283,7 +335,7 @@ def mcp_problems(case: Case, response: httpx.Response) -> tuple[bool, list[str]]
     except ValueError as exc:
         return False, [f"{case.name}: not strict JSON: {exc}"]
     if (
-        response.status_code not in (200, 413)
+        response.status_code not in MCP_STATUSES
         or not isinstance(answer, dict)
         or answer.get("jsonrpc") != "2.0"
     ):

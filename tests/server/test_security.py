@@ -30,6 +30,7 @@ KNOWN_PATHS = {
     "/metadata",
     "/schema",
     "/tasks",
+    "/tools",
     "/mcp",
     "/ws",
 }
@@ -73,9 +74,15 @@ def test_nothing_lists_or_reveals_another_clients_episode() -> None:
         seen.append(guess.text)
         for path in ("/", "/health", "/metadata", "/schema", "/tasks", "/openapi.json"):
             seen.append(mallory.get(prefix + path).text)
-        for call in ({"name": "state", "arguments": {}}, {"name": "list_tasks", "arguments": {}}):
-            rpc = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call}
-            seen.append(mallory.post(f"{prefix}/mcp", json=rpc).text)
+        for method, params in (  # MCP never falls back to the latest episode: no session, no play
+            ("tools/call", {"name": "lookup_user", "arguments": {"user_id": "USR-001"}}),
+            ("prompts/get", {"name": "return_and_refund"}),
+            ("prompts/list", {}),
+        ):
+            rpc = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+            answer = mallory.post(f"{prefix}/mcp", json=rpc)
+            assert answer.status_code == (200 if method == "prompts/list" else 400), answer.text
+            seen.append(answer.text)
         tools = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
         seen.append(mallory.post(f"{prefix}/mcp", json=tools).text)
         paths = set(mallory.get(f"{prefix}/openapi.json").json()["paths"])
