@@ -2,10 +2,12 @@
 
 A reply becomes one token sequence: lower-case words, contractions expanded ("don't" ->
 "do not", "it's" -> "it s"), stemmed by the grammar (server/support_queue/templates.py),
-with money, clock times, numbers and e-mail addresses folded to `money`, `clocktime`,
-`num` and `emailaddress`, a `,` wherever a clause breaks (commas, dashes, brackets) and
-a `.` closing each sentence (at . ! ? ; : and line breaks). No template can cross a `.`,
-so one search over the whole reply finds what a search per sentence would.
+with money, clock times, numbers, e-mail addresses and command-line options folded to
+`money`, `clocktime`, `num`, `emailaddress` and `commandoption`, identifiers cut at their
+underscores, a `,` wherever a clause
+breaks (commas, dashes, brackets) and a `.` closing each sentence (at . ! ? ; : and line
+breaks). No template can cross a `.`, so one search over the whole reply finds what a
+search per sentence would.
 """
 
 from __future__ import annotations
@@ -17,16 +19,32 @@ from itertools import accumulate
 
 from .templates import CLAUSE, END, Grammar
 
-_CONTRACTION = re.compile(r"\b(?:can'?t|cannot|won'?t|shan'?t)\b|n't\b|'(?:re|ll|ve|m|d|s)\b|(?<=s)'(?=\s|$)")
-_EXPANSIONS = {"cant": "can not", "cannot": "can not", "wont": "will not", "shant": "shall not",
-               "n't": " not", "'re": " are", "'ll": " will", "'ve": " have", "'m": " am", "'d": " would",
-               "'s": " s", "'": " s"}
+_CONTRACTION = re.compile(
+    r"\b(?:can'?t|cannot|won'?t|shan'?t)\b|n't\b|'(?:re|ll|ve|m|d|s)\b|(?<=s)'(?=\s|$)"
+)
+_EXPANSIONS = {
+    "cant": "can not",
+    "cannot": "can not",
+    "wont": "will not",
+    "shant": "shall not",
+    "n't": " not",
+    "'re": " are",
+    "'ll": " will",
+    "'ve": " have",
+    "'m": " am",
+    "'d": " would",
+    "'s": " s",
+    "'": " s",
+}
 _FOLD_ADDRESS = re.compile(r"(?P<emailaddress>[\w.+-]+@[\w-]+(?:\.[\w-]+)+)|(?P<url>https?://\S+)")
+# a command-line option is a name, not prose: "passing --insecure" warns of nothing
+_FOLD_OPTION = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
 _FOLD_NUMBER = re.compile(
     r"(?=[\d$\u20ac\u00a3%])(?:(?P<money>[$\u20ac\u00a3]\s?\d[\d,]*(?:\.\d+)?"
     r"|\b\d[\d,]*(?:\.\d+)?\s?(?:usd|eur|gbp|dollars?|euros?)\b)"
     r"|(?P<clocktime>\b\d{1,2}(?::\d{2})?\s?(?:am|pm)\b|\b\d{1,2}:\d{2}\b)"
-    r"|(?P<num>\b\d[\d,.]*\b)|(?P<percent>%))")
+    r"|(?P<num>\b\d[\d,.]*\b)|(?P<percent>%))"
+)
 _NUMBERS = re.compile(r"[\d%]")
 _SENTENCE_END = re.compile(r"[.!?;:]+(?=\s|$)|[!?]+|\n+")
 _CLAUSE_MARK = re.compile(r"\s[-\u2013\u2014]+\s|[\u2013\u2014]|--|[(),\[\]]")
@@ -43,12 +61,14 @@ def _folded(match: re.Match[str]) -> str:
 
 
 def _expand(text: str) -> str:
-    """Lower case, contractions expanded, e-mails, URLs, money, times and numbers folded."""
+    """Lower case, contractions expanded, e-mails, URLs, options, money, times, numbers folded."""
     text = text.lower()
     if "'" in text or "\u2019" in text or "cannot" in text:
         text = _CONTRACTION.sub(_expansion, text.replace("\u2019", "'").replace("\u2018", "'"))
     if "@" in text or "://" in text:
         text = _FOLD_ADDRESS.sub(_folded, text)
+    if "--" in text:
+        text = _FOLD_OPTION.sub(" commandoption ", text)
     if _NUMBERS.search(text):
         text = _FOLD_NUMBER.sub(_folded, text)
     return text
@@ -91,7 +111,8 @@ def read(text: str, grammar: Grammar) -> Reply:
     lengths: list[int] = []
     vocabularies: list[frozenset[str]] = []
     sources: list[str] = []
-    expanded = _CLAUSE_MARK.sub(" , ", _expand(text)).replace("'", " ")
+    # "verify_signature", "ssl_verify": the words of an identifier are words of the sentence
+    expanded = _CLAUSE_MARK.sub(" , ", _expand(text)).replace("'", " ").replace("_", " ")
     for source in _SENTENCE_END.split(expanded):
         words = grammar.stems(_WORD.findall(source))
         while words and words[0] == CLAUSE:
@@ -106,6 +127,13 @@ def read(text: str, grammar: Grammar) -> Reply:
         sources.append(" ".join(source.split()))
         tokens += words
     starts = tuple(accumulate((len(t) + 1 for t in tokens), initial=0))[:-1]
-    return Reply(tuple(tokens), " ".join(tokens) + " " if tokens else "", starts,
-                 frozenset().union(*vocabularies), tuple(sentence_starts), tuple(lengths),
-                 tuple(vocabularies), tuple(sources))
+    return Reply(
+        tuple(tokens),
+        " ".join(tokens) + " " if tokens else "",
+        starts,
+        frozenset().union(*vocabularies),
+        tuple(sentence_starts),
+        tuple(lengths),
+        tuple(vocabularies),
+        tuple(sources),
+    )

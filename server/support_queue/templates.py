@@ -10,7 +10,12 @@ space-separated sequence of elements, each matching whole tokens:
 - any element followed by `?` is optional;
 - `~N`: up to N tokens of any kind within the sentence;
 - `^N`: up to N tokens inside one noun phrase (no clause mark, no preposition);
-- `*N`: up to N words of a verb group (auxiliaries, modals, adverbs, pronouns).
+- `*N`: up to N words of a verb group (auxiliaries, modals, adverbs, pronouns);
+- `@N`: up to N tokens of one subject, prepositional phrases included (no clause mark and
+  no finite verb: "a refund *for the full amount* is on its way");
+- `%N`: up to N tokens of one clause (no clause mark and no word that opens a subordinate
+  clause: "forward it *on to me together with* the password", not "share the error you see
+  *after* entering the code").
 A template compiles to a regular expression over the tokens joined by spaces.
 """
 
@@ -24,6 +29,7 @@ from .text import stem
 
 CLAUSE = ","
 END = "."
+GAPS = "~^*@%"
 
 
 def _elements(template: str) -> list[str]:
@@ -65,15 +71,35 @@ class Grammar:
     `overrides` maps a token to the raw words that become it instead of their stem
     (words whose stem collides with another word's: "paste" and "past")."""
 
-    def __init__(self, classes: Mapping[str, Sequence[str]], overrides: Mapping[str, Sequence[str]],
-                 merged_terms: Sequence[str], verb_group: str, phrase_breakers: str) -> None:
+    def __init__(
+        self,
+        classes: Mapping[str, Sequence[str]],
+        overrides: Mapping[str, Sequence[str]],
+        merged_terms: Sequence[str],
+        verb_group: str,
+        phrase_breakers: str,
+        subject_breakers: str | None = None,
+        clause_openers: str | None = None,
+        common_words: str | None = None,
+    ) -> None:
         self.classes = classes
         self._override = {raw: token for token, raws in overrides.items() for raw in raws}
         self._regex: dict[str, str] = {}
         self._stems: dict[str, str] = {}
         self._verb_group = self.words(verb_group)
         self._breakers = self.words(phrase_breakers) | {CLAUSE, END}
-        self._function_words = self._verb_group | self._breakers
+        self._subject_breakers = (
+            self.words(subject_breakers) if subject_breakers else frozenset()
+        ) | {CLAUSE, END}
+        self._clause_breakers = (self.words(clause_openers) if clause_openers else frozenset()) | {
+            CLAUSE,
+            END,
+        }
+        self._function_words = (
+            self._verb_group
+            | self._breakers
+            | (self.words(common_words) if common_words else frozenset())
+        )
         by_start: dict[str, list[str]] = {}
         for term in merged_terms:
             first = self.starts(term)
@@ -81,8 +107,10 @@ class Grammar:
                 raise ValueError(f"merged term {term!r} must start with a word")
             for token in first:
                 by_start.setdefault(token, []).append(f"(?:{self.compile(term)})")
-        self._merge = {token: re.compile("|".join(sorted(alternatives, key=len, reverse=True)))
-                       for token, alternatives in by_start.items()}
+        self._merge = {
+            token: re.compile("|".join(sorted(alternatives, key=len, reverse=True)))
+            for token, alternatives in by_start.items()
+        }
 
     def stem(self, word: str) -> str:
         """The token of one raw word (parts of a merged `a_b` name stemmed one by one)."""
@@ -113,7 +141,7 @@ class Grammar:
             if match is not None:
                 width = match.group(0).count(" ")  # one space after each token it took
                 out += tokens[done:i]
-                out.append("_".join(tokens[i:i + width]))
+                out.append("_".join(tokens[i : i + width]))
                 done = i + width
         return out + tokens[done:]
 
@@ -141,6 +169,10 @@ class Grammar:
             token = r"(?!\. )[^ ]+"
         elif kind == "^":
             token = r"(?!" + _alternation(self._breakers) + r" )[^ ]+"
+        elif kind == "@":
+            token = r"(?!" + _alternation(self._subject_breakers) + r" )[^ ]+"
+        elif kind == "%":
+            token = r"(?!" + _alternation(self._clause_breakers) + r" )[^ ]+"
         else:
             token = _alternation(self._verb_group)
         return f"(?:{token} ){{0,{n}}}"
@@ -151,15 +183,24 @@ class Grammar:
         for element in _elements(template):
             optional = element.endswith("?") and len(element) > 1
             element = element[:-1] if optional else element
-            if element[0] in "~^*" and element[1:].isdigit():
+            if element[0] in GAPS and element[1:].isdigit():
                 parts.append(self._gap(element[0], int(element[1:])))
                 continue
             if element.startswith("(") and element.endswith(")"):
                 body = "(?:" + "|".join(self.compile(t) for t in _top_level(element[1:-1])) + ")"
-            elif element.startswith("{") and element.endswith("}"):
+            elif element.startswith("{") and element.endswith("}") and element.count("{") == 1:
                 body = self.class_regex(element[1:-1])
+            elif "{" in element or "(" in element:
+                raise ValueError(
+                    f"a class or group inside an alternation of {template!r}: "
+                    f"write ({element}) with each alternative whole"
+                )
             else:
-                body = "(?:" + "|".join(re.escape(w) + " " for w in self.stems(element.split("|"))) + ")"
+                body = (
+                    "(?:"
+                    + "|".join(re.escape(w) + " " for w in self.stems(element.split("|")))
+                    + ")"
+                )
             parts.append(f"(?:{body})?" if optional else body)
         return "".join(parts)
 
@@ -169,7 +210,7 @@ class Grammar:
         for element in _elements(template):
             optional = element.endswith("?") and len(element) > 1
             element = element[:-1] if optional else element
-            if element[0] in "~^*" and element[1:].isdigit():
+            if element[0] in GAPS and element[1:].isdigit():
                 return None
             first = self._element_starts(element)
             if first is None:
@@ -185,7 +226,7 @@ class Grammar:
         with the fewest function words ("we", "the", "is") comes first: it is the rarest."""
         out = []
         for element in _elements(template):
-            if element.endswith("?") or (element[0] in "~^*" and element[1:].isdigit()):
+            if element.endswith("?") or (element[0] in GAPS and element[1:].isdigit()):
                 continue
             first = self._element_starts(element)
             if first is not None:

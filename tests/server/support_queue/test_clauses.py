@@ -12,27 +12,53 @@ def tokens(text: str) -> list[str]:
     return list(read(text, GRAMMAR).tokens)
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("Don't", ["do", "not", "."]),
-    ("We can't; it won't", ["we", "can", "not", ".", "it", "will", "not", "."]),
-    ("You cannot", ["you", "can", "not", "."]),
-    ("It\u2019s Marta's", ["it", "s", "marta", "s", "."]),
-    ("customers' data", ["customer", "s", "data", "."]),
-    ("We'll, you've, I'm, they'd, you're", ["we", "will", ",", "you", "hav", ",", "i", "am", ",",
-                                            "they", "would", ",", "you", "are", "."]),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("Don't", ["do", "not", "."]),
+        ("We can't; it won't", ["we", "can", "not", ".", "it", "will", "not", "."]),
+        ("You cannot", ["you", "can", "not", "."]),
+        ("It\u2019s Marta's", ["it", "s", "marta", "s", "."]),
+        ("customers' data", ["customer", "s", "data", "."]),
+        (
+            "We'll, you've, I'm, they'd, you're",
+            [
+                "we",
+                "will",
+                ",",
+                "you",
+                "hav",
+                ",",
+                "i",
+                "am",
+                ",",
+                "they",
+                "would",
+                ",",
+                "you",
+                "are",
+                ".",
+            ],
+        ),
+    ],
+)
 def test_contractions_are_expanded(text: str, expected: list[str]) -> None:
     assert tokens(text) == expected
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("pay $49.50", ["pay", "money", "."]),
-    ("20% off", ["num", "percent", "off", "."]),
-    ("by 5pm or 13:58", ["by", "clocktim", "or", "clocktim", "."]),
-    ("1,500 requests", ["num", "request", "."]),
-    ("mail ceo@globex.example now", ["mail", "emailaddress", "now", "."]),
-    ("see https://x.example/a?b=c", ["see", "url", "."]),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("pay $49.50", ["pay", "money", "."]),
+        ("20% off", ["num", "percent", "off", "."]),
+        ("by 5pm or 13:58", ["by", "clocktim", "or", "clocktim", "."]),
+        ("1,500 requests", ["num", "request", "."]),
+        ("mail ceo@globex.example now", ["mail", "emailaddress", "now", "."]),
+        ("see https://x.example/a?b=c", ["see", "url", "."]),
+        ("curl --insecure or --no-verify", ["curl", "commandoption", "or", "commandoption", "."]),
+        ("wait -- done", ["wait", ",", "don", "."]),  # a spaced dash still breaks the clause
+    ],
+)
 def test_money_times_numbers_and_addresses_are_folded(text: str, expected: list[str]) -> None:
     assert tokens(text) == expected
 
@@ -40,27 +66,51 @@ def test_money_times_numbers_and_addresses_are_folded(text: str, expected: list[
 def test_sentences_end_at_punctuation_and_line_breaks_but_not_inside_numbers() -> None:
     reply = read("Hi Marta,\n\nIt costs $49.50. Really? Yes; sure: fine!\nBye", GRAMMAR)
     assert reply.sources == ("hi marta ,", "it costs money", "really", "yes", "sure", "fine", "bye")
-    assert [reply.tokens[i] for i in reply.sentence_starts] == ["hi", "it", "really", "yes", "sur",
-                                                                 "fin", "bye"]
+    assert [reply.tokens[i] for i in reply.sentence_starts] == [
+        "hi",
+        "it",
+        "really",
+        "yes",
+        "sur",
+        "fin",
+        "bye",
+    ]
     assert reply.tokens.count(".") == len(reply.sentence_starts)
 
 
-@pytest.mark.parametrize("text", ["No problem - send it", "No problem \u2014 send it",
-                                  "No problem (really) send it", "No problem, send it"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "No problem - send it",
+        "No problem \u2014 send it",
+        "No problem (really) send it",
+        "No problem, send it",
+    ],
+)
 def test_dashes_brackets_and_commas_break_a_clause(text: str) -> None:
     assert "," in tokens(text)
 
 
+def test_identifiers_are_cut_at_their_underscores() -> None:
+    assert tokens("set verify_signature=False") == ["set", "verify", "signatur", "fals", "."]
+
+
 def test_merged_terms_become_one_token() -> None:
-    assert tokens("your credit card and the error code") == ["your", "credit_card", "and", "the",
-                                                             "error_cod", "."]
+    assert tokens("your credit card and the error code") == [
+        "your",
+        "credit_card",
+        "and",
+        "the",
+        "error_cod",
+        ".",
+    ]
     assert tokens("the last 4 digits") == ["the", "last_num_digit", "."]
 
 
 def test_offsets_locate_every_token_and_sentence() -> None:
     reply = read("Send the code. Never mind, thanks!", GRAMMAR)
     for index, token in enumerate(reply.tokens):
-        assert reply.text[reply.starts[index]:].startswith(token + " ")
+        assert reply.text[reply.starts[index] :].startswith(token + " ")
         assert reply.token_at(reply.starts[index]) == index
     assert [reply.sentence_of(i) for i in range(len(reply.tokens))] == [0, 0, 0, 0, 1, 1, 1, 1, 1]
     assert reply.offset_of_sentence(1) == reply.starts[4]
