@@ -43,5 +43,6 @@ EXPOSE 8000
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
     CMD ["python", "-c", "import json, os, sys, urllib.request; r = urllib.request.urlopen('http://127.0.0.1:%s/health' % os.environ.get('PORT', '8000'), timeout=4); sys.exit(0 if json.load(r).get('status') == 'healthy' else 1)"]
 
-# One worker: episodes live in the process's memory (see the README on concurrency).
+# One worker by default: with EPISODE_STORE=memory episodes live in the process. With SQLite or
+# Redis, WEB_CONCURRENCY=N (uvicorn's --workers) runs N workers that share every episode.
 CMD ["sh", "-c", "exec uvicorn servicebench_support_queue.server.app:app --host \"${HOST:-0.0.0.0}\" --port \"${PORT:-8000}\""]

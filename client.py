@@ -6,14 +6,22 @@ Two kinds, for two kinds of callers:
   (`/reset`, `/step`, `/state`, `/tasks`, `/health`) on httpx. The client keeps
   the `episode_id` of the episode it started, so a caller just alternates
   `reset` and `step`. Server errors become `EnvServerError`s carrying the
-  server's own message. `inference.py` uses this one.
+  server's own message. `inference.py` uses this one. Every step carries its
+  `step_index`, so with `retries=N` a step whose answer was lost (a dropped
+  connection, a restarting server, a 503 from an unreachable episode store) is
+  sent again and answered once, never applied twice.
 * `ServiceBenchEnv` / `SupportQueueEnv`: OpenEnv `EnvClient`s over the
   WebSocket of each environment's prefix, with typed actions, observations
-  and states, for RL frameworks (TRL and others) that speak OpenEnv.
+  and states, for RL frameworks (TRL and others) that speak OpenEnv. With
+  `reconnect_attempts=N`, a step or state whose connection drops reconnects,
+  resumes the episode by id (our `resume` message) and is sent again with its
+  `step_index`: the episode goes on where it was.
 """
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -22,6 +30,8 @@ import httpx
 from openenv.core.client_types import StepResult
 from openenv.core.env_client import EnvClient
 from pydantic import BaseModel
+from websockets.exceptions import ConnectionClosed
+from websockets.protocol import State
 
 from .models import (
     EpisodeObservation,
@@ -36,6 +46,8 @@ from .models import (
 )
 
 DEFAULT_TIMEOUT_S = 30.0
+RETRY_BACKOFF_S = (0.1, 0.25, 0.5, 1.0, 2.0)
+"""How long to wait before each retry (the last one repeats): a server restarts in seconds."""
 
 OBSERVATION_TYPES: dict[str, type[EpisodeObservation]] = {
     "servicebench": ServiceBenchObservation,
@@ -100,13 +112,24 @@ class InvalidActionError(EnvServerError):
     """422: the action (or reset body) failed validation; see `errors`."""
 
 
+class StoreUnavailableError(EnvServerError):
+    """503: the server could not reach its episode store; nothing was acknowledged."""
+
+
 _ERROR_TYPES: dict[int, type[EnvServerError]] = {
     400: BadRequestError,
     404: NotFoundError,
     409: EpisodeDoneError,
     413: BadRequestError,
     422: InvalidActionError,
+    503: StoreUnavailableError,
 }
+RETRIABLE = (EnvConnectionError, StoreUnavailableError)
+"""What a retry may cure: no answer, or no episode store; never a refusal of the request."""
+
+
+def backoff(attempt: int) -> float:
+    return RETRY_BACKOFF_S[min(attempt, len(RETRY_BACKOFF_S) - 1)]
 
 
 def raise_for_response(response: httpx.Response) -> Any:
@@ -178,10 +201,13 @@ def action_payload(action: ActionLike) -> dict[str, Any]:
 class _SessionProtocol:
     """What the sync and async HTTP clients share: request bodies and response parsing."""
 
-    def __init__(self, base_url: str) -> None:
+    def __init__(self, base_url: str, retries: int) -> None:
         self.base_url = base_url.rstrip("/")
+        self.retries = retries
         self.episode_id: str | None = None
         self.env: str | None = None
+        self.steps = 0
+        """Steps the episode has taken, as its last observation said (`info.step`)."""
 
     @staticmethod
     def _reset_body(
@@ -191,7 +217,11 @@ class _SessionProtocol:
         return {key: value for key, value in body.items() if value is not None}
 
     def _step_body(self, action: ActionLike) -> dict[str, Any]:
-        return {"action": action_payload(action), "episode_id": self._require_episode()}
+        return {
+            "action": action_payload(action),
+            "episode_id": self._require_episode(),
+            "step_index": self.steps + 1,
+        }
 
     def _require_episode(self) -> str:
         if self.episode_id is None:
@@ -208,6 +238,8 @@ class _SessionProtocol:
         if not episode_id:
             raise EnvClientError("the server's answer names no episode_id")
         self.env, self.episode_id = env, str(episode_id)
+        step = info.get("step")
+        self.steps = step if isinstance(step, int) else 0
         typed = parse_observation(
             OBSERVATION_TYPES[env], observation, payload.get("reward"), payload.get("done", False)
         )
@@ -235,17 +267,26 @@ class EnvHttpClient(_SessionProtocol):
     """Synchronous client of the stateful HTTP API; one episode at a time per instance."""
 
     def __init__(
-        self, base_url: str = "http://localhost:8000", timeout_s: float = DEFAULT_TIMEOUT_S
+        self,
+        base_url: str = "http://localhost:8000",
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        retries: int = 0,
     ) -> None:
-        super().__init__(base_url)
+        super().__init__(base_url, retries)
         self._http = httpx.Client(base_url=self.base_url, timeout=timeout_s)
 
     def _request(self, method: str, path: str, **kwargs: Any) -> Any:
-        try:
-            response = self._http.request(method, path, **kwargs)
-        except httpx.HTTPError as exc:
-            raise _transport_error(exc, self.base_url) from exc
-        return raise_for_response(response)
+        for attempt in range(self.retries + 1):
+            try:
+                try:
+                    response = self._http.request(method, path, **kwargs)
+                except httpx.HTTPError as exc:
+                    raise _transport_error(exc, self.base_url) from exc
+                return raise_for_response(response)
+            except RETRIABLE:
+                if attempt == self.retries:
+                    raise
+            time.sleep(backoff(attempt))
 
     def reset(
         self,
@@ -290,17 +331,26 @@ class AsyncEnvHttpClient(_SessionProtocol):
     """The asyncio twin of `EnvHttpClient`, for callers that play many episodes concurrently."""
 
     def __init__(
-        self, base_url: str = "http://localhost:8000", timeout_s: float = DEFAULT_TIMEOUT_S
+        self,
+        base_url: str = "http://localhost:8000",
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        retries: int = 0,
     ) -> None:
-        super().__init__(base_url)
+        super().__init__(base_url, retries)
         self._http = httpx.AsyncClient(base_url=self.base_url, timeout=timeout_s)
 
     async def _request(self, method: str, path: str, **kwargs: Any) -> Any:
-        try:
-            response = await self._http.request(method, path, **kwargs)
-        except httpx.HTTPError as exc:
-            raise _transport_error(exc, self.base_url) from exc
-        return raise_for_response(response)
+        for attempt in range(self.retries + 1):
+            try:
+                try:
+                    response = await self._http.request(method, path, **kwargs)
+                except httpx.HTTPError as exc:
+                    raise _transport_error(exc, self.base_url) from exc
+                return raise_for_response(response)
+            except RETRIABLE:
+                if attempt == self.retries:
+                    raise
+            await asyncio.sleep(backoff(attempt))
 
     async def reset(
         self,
@@ -350,17 +400,59 @@ def _prefixed(base_url: str, prefix: str) -> str:
 
 
 class _TypedEnvClient(EnvClient[ActT, ObsT, StateT]):
-    """An OpenEnv WebSocket client of one environment's prefix, with its typed models."""
+    """An OpenEnv WebSocket client of one environment's prefix, with its typed models.
+
+    Each step carries its `step_index`. With `reconnect_attempts=N`, a step or state whose
+    connection drops (a server restart, a network blip) reconnects, resumes the episode by
+    id and is sent again: a step that had been applied is answered again, not applied twice.
+    """
 
     PREFIX: str
     observation_type: type[ObsT]
     state_type: type[StateT]
 
-    def __init__(self, base_url: str, **kwargs: Any) -> None:
+    def __init__(self, base_url: str, reconnect_attempts: int = 0, **kwargs: Any) -> None:
         super().__init__(_prefixed(base_url, self.PREFIX), **kwargs)
+        self.reconnect_attempts = reconnect_attempts
+        self.episode_id: str | None = None
+        self.steps = 0
+        self._attached: object | None = None
+        """The connection the episode was last reset or resumed on."""
 
     def _step_payload(self, action: ActT) -> dict[str, Any]:
         return action_payload(action)
+
+    async def _step_async(self, action: ActT, **kwargs: Any) -> StepResult[ObsT]:
+        message = {
+            "type": "step",
+            "data": self._step_payload(action),
+            "step_index": self.steps + 1,
+        }
+        return self._parse_result((await self._send_and_receive(message)).get("data", {}))
+
+    def _attached_and_open(self) -> bool:
+        """Whether the next message goes out on the connection that holds the episode (a
+        connection closed by the far end is replaced by OpenEnv's client on the next send)."""
+        ws = self._ws
+        return ws is not None and ws is self._attached and ws.state is State.OPEN
+
+    async def _send_and_receive(self, message: dict[str, Any]) -> dict[str, Any]:
+        resumable = message.get("type") in ("step", "state") and self.episode_id is not None
+        for attempt in range(self.reconnect_attempts + 1):
+            try:
+                if resumable and self.reconnect_attempts and not self._attached_and_open():
+                    await super()._send_and_receive(  # a new connection: attach the episode
+                        {"type": "resume", "data": {"episode_id": self.episode_id}}
+                    )
+                    self._attached = self._ws
+                answer = await super()._send_and_receive(message)
+                self._attached = self._ws
+                return answer
+            except (ConnectionError, OSError, ConnectionClosed):
+                if not resumable or attempt == self.reconnect_attempts:
+                    raise
+            await asyncio.sleep(backoff(attempt))
+        raise AssertionError("unreachable")
 
     def _parse_result(self, payload: dict[str, Any]) -> StepResult[ObsT]:
         observation = parse_observation(
@@ -369,6 +461,9 @@ class _TypedEnvClient(EnvClient[ActT, ObsT, StateT]):
             payload.get("reward"),
             payload.get("done", False),
         )
+        info = observation.info
+        self.episode_id = info.get("episode_id", self.episode_id)
+        self.steps = info.get("step", self.steps)
         return StepResult(
             observation=observation, reward=payload.get("reward"), done=observation.done
         )

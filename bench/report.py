@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from bench import store_bench
+
 OURS, OPENENV, BARE = "servicebench", "openenv-reference", "bare-fastapi"
 WS_FLOOR, WS_IDEAL = "uvicorn-ws-floor", "minimal-servicebench-ws"
 
@@ -118,8 +120,20 @@ def render(results: dict[str, Any]) -> str:
                 f"| 8b | idle RSS after start (median) | {st[OURS]['idle_rss_mb']:.0f} MB (reference "
                 f"{st[OPENENV]['idle_rss_mb']:.0f} MB, bare {st[BARE]['idle_rss_mb']:.0f} MB) | - | - |"
             )
+    if "stores" in results:
+        for run_ in results["stores"]["by_connections"]:
+            ratios, two, n = run_["vs_memory"], run_["two_workers_vs_one"], run_["connections"]
+            summary += [
+                f"| 9 | HTTP episode mix, {n} connections: Redis store vs memory, one worker "
+                f"each (SQLite: {ratios['sqlite']:.2f}x) | {ratios['redis']:.2f}x | >= 0.75x | "
+                f"{_check(ratios['redis'] >= 0.75)} |",
+                f"| 9b | HTTP episode mix, {n} connections: Redis store, two workers vs one | "
+                f"{two:.2f}x | > 1.5x | {_check(two > 1.5)} |",
+            ]
     out += summary + [""]
     out += _details(results)
+    if "stores" in results:
+        out += store_bench.render(results["stores"])
     return "\n".join(out) + "\n"
 
 

@@ -1,6 +1,7 @@
 """Every benchmark of BENCHMARKS.md, in one run: `python -m bench.run [--quick]`.
 
-Sections (pick some with --only): http, ws, inprocess, asgi, memory, sessions, startup.
+Sections (pick some with --only): http, ws, inprocess, asgi, memory, sessions, startup,
+stores.
 Peers are measured in the same run with the same uvicorn settings and the same
 load generator, alternating A B A B round by round, and each ratio is the median
 of the per-round ratios, so that drift of a shared machine cancels out.
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench import asgi_bench, episodes_load, http_bench, inprocess, ws_bench, wsload
+from bench import asgi_bench, episodes_load, http_bench, inprocess, store_bench, ws_bench, wsload
 from bench.aio import run
 from bench.machine import machine_info
 from bench.plans import Plan, episode_mix, step_cycle, write_lua
@@ -273,6 +274,13 @@ def startup_section(config: Config) -> dict[str, Any]:
     }
 
 
+def stores_section(config: Config) -> dict[str, Any]:
+    """The episode stores (memory, SQLite, Redis; Redis with two workers) under the same mix."""
+    return store_bench.stores_section(
+        config.rounds, config.http_seconds, config.latency_seconds / 2
+    )
+
+
 SECTIONS: dict[str, Callable[[Config], dict[str, Any]]] = {
     "http": http_section,
     "ws": ws_section,
@@ -281,6 +289,7 @@ SECTIONS: dict[str, Callable[[Config], dict[str, Any]]] = {
     "memory": memory_section,
     "sessions": sessions_section,
     "startup": startup_section,
+    "stores": stores_section,
 }
 
 

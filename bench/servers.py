@@ -12,7 +12,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -94,9 +94,13 @@ def _healthy(port: int) -> bool:
 
 @contextlib.contextmanager
 def serve(
-    target: Target, env: Mapping[str, str] | None = None, timeout: float = 60.0
+    target: Target,
+    env: Mapping[str, str] | None = None,
+    timeout: float = 60.0,
+    args: Sequence[str] = (),
 ) -> Iterator[RunningServer]:
     """Start `target` on a free loopback port; yield it once /health answers; SIGTERM it after.
+    `args`: more uvicorn options (e.g. `--workers 2`).
 
     The server's output goes to bench/results/logs/<name>-<port>.log.
     """
@@ -113,6 +117,7 @@ def serve(
         "--port",
         str(port),
         *UVICORN_SETTINGS,
+        *args,
     ]
     started = time.perf_counter()
     log_path = LOG_DIR / f"{target.name}-{port}.log"

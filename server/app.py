@@ -22,8 +22,8 @@ from .episode import EpisodeEnvironment
 from .episodes import Episodes
 from .http_api import build_surface, task_cards
 from .servicebench.environment import ServiceBenchEnvironment
-from .sessions import EpisodeStore
 from .settings import Settings
+from .store import open_store
 from .support_queue.environment import SupportQueueEnvironment
 from .web import install_pages
 
@@ -41,7 +41,7 @@ DESCRIPTION = (
 def create_app(settings: Settings | None = None) -> FastAPI:
     """Build the app; settings default to the environment variables."""
     settings = settings or Settings.from_env()
-    store = EpisodeStore(settings.max_live_episodes, settings.episode_ttl_seconds)
+    store = open_store(settings, ENVIRONMENTS)
     root_episodes = Episodes(ENVIRONMENTS, store, settings.require_episode_id)
     app = build_surface(root_episodes, settings, title=TITLE, description=DESCRIPTION)
     for env in ENVIRONMENTS:

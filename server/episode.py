@@ -221,6 +221,12 @@ class EpisodeEnvironment(Environment[ActT, ObsT, StateT], Generic[ActT, ObsT, St
             "done": self.done,
         }
 
+    @abstractmethod
+    def fork(self) -> EpisodeEnvironment[ActT, ObsT, StateT]:
+        """An independent copy of the episode as it stands: stepping one never changes the
+        other. A durable store computes a step on a fork and keeps it once the step is
+        recorded, so its cached episode is never left holding a step that was not."""
+
     @property
     @abstractmethod
     def score(self) -> float:

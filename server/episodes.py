@@ -11,20 +11,20 @@ the limits; here it is checked against the schemas.
 from __future__ import annotations
 
 from functools import cached_property
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
 
 from ..error_messages import shown, shown_names
-from ..models import EpisodeObservation
 from .episode import EpisodeEnvironment, EpisodeError, UnknownTaskError
-from .sessions import EpisodeIdRequiredError, EpisodeStore
+from .sessions import EpisodeIdRequiredError, EpisodeStore, Stepped
 
 EPISODE_ID_PATTERN = r"^[A-Za-z0-9_.:-]{1,128}$"
 """What a client-chosen episode id may look like: URL-, header- and log-safe as it is."""
 MAX_SEED = 2**63 - 1
 MAX_REPORTED_ERRORS = 20
-STEP_ENVELOPE_KEYS = frozenset({"action", "episode_id", "timeout_s", "request_id"})
+MAX_STEP_INDEX = 2**31 - 1
+STEP_ENVELOPE_KEYS = frozenset({"action", "episode_id", "timeout_s", "request_id", "step_index"})
 
 
 class InvalidRequestError(EpisodeError):
@@ -81,10 +81,32 @@ def validated(model: type[BaseModel], data: Any, prefix: tuple[str, ...] = ()) -
         raise InvalidRequestError(describe_errors(errors), errors) from None
 
 
-def split_step_body(body: Any) -> tuple[dict[str, Any], str | None]:
-    """(action data, episode id) from OpenEnv's envelope or from a bare action."""
+class StepBody(NamedTuple):
+    """What a step request holds: the action's data, the episode named, the step meant."""
+
+    action: dict[str, Any]
+    episode_id: str | None
+    step_index: int | None
+
+
+def checked_step_index(value: Any) -> int | None:
+    """A step index as a client may send it: the number of the step it means, from 1 (the
+    first step after reset), as the step's observation reports it in `info.step`."""
+    if value is None:
+        return None
+    if type(value) is not int or not 1 <= value <= MAX_STEP_INDEX:
+        raise InvalidRequestError(
+            f"step_index must be an integer from 1 to {MAX_STEP_INDEX} (the number of the step "
+            f"this action is, 1 for the first after reset), got {shown(value)}"
+        )
+    return value
+
+
+def split_step_body(body: Any) -> StepBody:
+    """(action data, episode id, step index) from OpenEnv's envelope or from a bare action."""
     if not isinstance(body, dict):
         raise InvalidRequestError(f"body must be a JSON object, got {type(body).__name__}")
+    step_index = None
     if "action" in body:
         unknown = sorted(set(body) - STEP_ENVELOPE_KEYS)
         if unknown:
@@ -100,12 +122,13 @@ def split_step_body(body: Any) -> tuple[dict[str, Any], str | None]:
             raise InvalidRequestError(f"timeout_s must be a positive number, got {shown(timeout)}")
         if not isinstance(body.get("request_id", ""), (str, type(None))):
             raise InvalidRequestError("request_id must be a string")
+        step_index = checked_step_index(body.get("step_index"))
     else:
         action = {k: v for k, v in body.items() if k != "episode_id"}
     episode_id = body.get("episode_id")
     if episode_id is not None and not isinstance(episode_id, str):
         raise InvalidRequestError("episode_id must be a string")
-    return action, episode_id
+    return StepBody(action, episode_id, step_index)
 
 
 class Episodes:
@@ -154,11 +177,7 @@ class Episodes:
             )
         return self.envs[0]
 
-    def start(self, data: Any) -> tuple[EpisodeEnvironment, EpisodeObservation]:
-        """A new, reset episode (not yet registered anywhere) and its first observation."""
-        return self._begin(validated(ResetRequest, {} if data is None else data))
-
-    def _begin(self, request: ResetRequest) -> tuple[EpisodeEnvironment, EpisodeObservation]:
+    def _begin(self, request: ResetRequest) -> Stepped:
         env_cls = self.env_class(request)
         env_cls.resolve_task(request.task_id)  # unknown task: fail before building anything
         env = env_cls()
@@ -167,20 +186,18 @@ class Episodes:
         )
         return env, observation
 
-    def reset(self, data: Any) -> tuple[EpisodeEnvironment, EpisodeObservation]:
-        """Start an episode and keep it in the store for later HTTP calls.
+    async def reset(self, data: Any, latest: bool = True) -> Stepped:
+        """Start an episode and keep it in the store for later calls.
 
-        A client-chosen `episode_id` that the store still holds is a 409: a reset
-        never takes over another episode, whoever owns it.
+        A client-chosen `episode_id` that the store still holds is a 409: a reset never
+        takes over another episode, whoever owns it. `latest`: the episode becomes the
+        latest-episode fallback of calls without an id (WebSocket resets do not).
         """
-        request = validated(ResetRequest, {} if data is None else data)
-        if request.episode_id is not None:
-            self.store.ensure_free(request.episode_id)
-        env, observation = self._begin(request)
-        self.store.add(env)
+        env, observation = self._begin(validated(ResetRequest, {} if data is None else data))
+        await self.store.add(env, latest=latest)
         return env, observation
 
-    def restart(self, episode_id: str, data: Any) -> tuple[EpisodeEnvironment, EpisodeObservation]:
+    async def restart(self, episode_id: str, data: Any) -> Stepped:
         """Start a task afresh under the id of a live episode of this scope.
 
         The owner's reset of an MCP session, whose id is its episode's: unlike `reset`,
@@ -191,46 +208,51 @@ class Episodes:
         request = validated(ResetRequest, {} if data is None else data)
         if request.episode_id not in (None, episode_id):
             raise InvalidRequestError("a session's episode keeps its id: leave episode_id out")
-        current = self.find(episode_id)
+        current = await self.find(episode_id)
         same_env = request.env in (None, current.env_name)
         if request.task_id is None and same_env and current.task is not None:
             seed = request.seed if "seed" in request.model_fields_set else current.seed
             request = request.model_copy(update={"task_id": current.task.id, "seed": seed})
         env, observation = self._begin(request.model_copy(update={"episode_id": episode_id}))
-        self.store.remove(episode_id)
-        self.store.add(env)
+        await self.store.drop(episode_id)
+        await self.store.add(env)
         return env, observation
 
-    def close(self, episode_id: str) -> None:
+    async def close(self, episode_id: str) -> None:
         """End a live episode of this scope (an MCP session's close); it answers 404 afterwards."""
-        self.find(episode_id)
-        self.store.remove(episode_id)
+        await self.find(episode_id)
+        await self.store.drop(episode_id)
 
-    def find(self, episode_id: Any) -> EpisodeEnvironment:
-        """The episode named by `episode_id`, else (if allowed) the latest one reset."""
+    async def _named(self, episode_id: Any) -> str:
+        """The id a call names, else (if allowed) the latest one reset."""
         if episode_id is not None and not isinstance(episode_id, str):
             raise InvalidRequestError(
                 f"episode_id must be a string, got {type(episode_id).__name__}"
             )
-        if episode_id is None:
-            if self.require_episode_id:
-                raise EpisodeIdRequiredError(
-                    "episode_id is required on this server: pass the episode_id that "
-                    "/reset returned in the body, the X-Episode-Id header or ?episode_id="
-                )
-            episode_id = self.store.latest_id(self.single_env)
-        return self.store.get(episode_id, self.env_names)
+        if episode_id is not None:
+            return episode_id
+        if self.require_episode_id:
+            raise EpisodeIdRequiredError(
+                "episode_id is required on this server: pass the episode_id that "
+                "/reset returned in the body, the X-Episode-Id header or ?episode_id="
+            )
+        return await self.store.latest_id(self.single_env)
 
-    @staticmethod
-    def act(env: EpisodeEnvironment, action_data: Any) -> EpisodeObservation:
-        """Validate `action_data` for `env`, then apply it."""
+    async def find(self, episode_id: Any) -> EpisodeEnvironment:
+        """The episode named by `episode_id` (else the latest one), as it stands now."""
+        return await self.store.get(await self._named(episode_id), self.env_names)
+
+    async def step(
+        self, episode_id: Any, action_data: Any, step_index: int | None = None
+    ) -> Stepped:
+        """Validate `action_data` for the episode, then apply it (at most once for a
+        `step_index`): nothing is applied unless the whole action is valid."""
+        env = await self.store.lookup(await self._named(episode_id), self.env_names)
         action = validated(env.action_cls, action_data, prefix=("action",))
-        return env.step(action)
+        return await self.store.step(env, action, step_index)
 
-    def step(
-        self, episode_id: str | None, action_data: Any
-    ) -> tuple[EpisodeEnvironment, EpisodeObservation]:
-        env = self.find(episode_id)
-        observation = self.act(env, action_data)
-        self.store.note_progress(env)
-        return env, observation
+    async def resume(self, episode_id: Any) -> Stepped:
+        """The episode named by `episode_id` and its latest observation."""
+        if not isinstance(episode_id, str):
+            raise InvalidRequestError("episode_id must be a string (the id reset returned)")
+        return await self.store.current(episode_id, self.env_names)

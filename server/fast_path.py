@@ -38,12 +38,12 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
-def reset_result(episodes: Episodes, raw: bytes, content_type: str | None) -> bytes:
-    env, observation = episodes.reset(body_json(raw, content_type))
+async def reset_result(episodes: Episodes, raw: bytes, content_type: str | None) -> bytes:
+    env, observation = await episodes.reset(body_json(raw, content_type))
     return result_json(observation, env.episode_id)
 
 
-def step_result(
+async def step_result(
     episodes: Episodes,
     raw: bytes,
     content_type: str | None,
@@ -54,8 +54,8 @@ def step_result(
     body = body_json(raw, content_type)
     if body is None:
         raise InvalidRequestError('step needs a JSON body: {"action": {...}, "episode_id": ...}')
-    action, episode_id = split_step_body(body)
-    env, observation = episodes.step(episode_id or header_id or query_id, action)
+    action, episode_id, step_index = split_step_body(body)
+    env, observation = await episodes.step(episode_id or header_id or query_id, action, step_index)
     return result_json(observation, env.episode_id)
 
 
@@ -149,12 +149,12 @@ class EpisodeRoutes:
             if path == "/step":
                 status, content = (
                     200,
-                    step_result(
+                    await step_result(
                         self.episodes, raw, content_type, header_id, _query_episode_id(scope)
                     ),
                 )
             else:
-                status, content = 200, reset_result(self.episodes, raw, content_type)
+                status, content = 200, await reset_result(self.episodes, raw, content_type)
         except EpisodeError as exc:
             status, content = exc.status, episode_error_json(exc)
         except Exception as exc:  # noqa: BLE001 - the same last resort as the app's handler

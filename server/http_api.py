@@ -31,7 +31,7 @@ from ..models import TaskCard
 from . import log_redaction, mcp_http, ws
 from .encoding import error_payload, model_json
 from .episode import EpisodeError
-from .episodes import Episodes, ResetRequest, describe_errors
+from .episodes import MAX_STEP_INDEX, Episodes, ResetRequest, describe_errors
 from .fast_path import (
     CONTENT_TYPE_HEADER,
     EPISODE_HEADER,
@@ -99,6 +99,14 @@ def _step_body_schema(episodes: Episodes) -> dict[str, Any]:
             "episode_id": {"type": "string"},
             "timeout_s": {"type": "number", "exclusiveMinimum": 0},
             "request_id": {"type": "string"},
+            "step_index": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": MAX_STEP_INDEX,
+                "description": "The number of the step this action is (1: the first after "
+                "reset; the observation's info.step): a retry with the same step_index is "
+                "answered again, never applied twice",
+            },
         },
     }
     return {"anyOf": [envelope, action]}
@@ -162,8 +170,9 @@ TELEMETRY_OFF: TelemetryConfig = {
 
 
 @contextlib.asynccontextmanager
-async def on_startup(_: FastAPI) -> AsyncIterator[None]:
-    """Keep credentials out of the access log, and freeze the startup heap.
+async def on_startup(app: FastAPI) -> AsyncIterator[None]:
+    """Keep credentials out of the access log, freeze the startup heap, and close the
+    episode store's connections at shutdown.
 
     What exists at startup (modules, the app, the seed data) lives as long as the
     process, yet every full collection of the cyclic GC would rescan it: a pause of
@@ -174,6 +183,9 @@ async def on_startup(_: FastAPI) -> AsyncIterator[None]:
     gc.collect()
     gc.freeze()
     yield
+    store = getattr(app.state, "store", None)
+    if store is not None:
+        await store.close()
 
 
 def build_surface(
@@ -207,7 +219,9 @@ def build_surface(
     )
     async def reset(request: Request) -> Response:  # served by EpisodeRoutes; kept for the schema
         return _json(
-            reset_result(episodes, await request.body(), request.headers.get(CONTENT_TYPE_HEADER))
+            await reset_result(
+                episodes, await request.body(), request.headers.get(CONTENT_TYPE_HEADER)
+            )
         )
 
     @app.post(
@@ -223,14 +237,14 @@ def build_surface(
             request.query_params.get("episode_id"),
         )
         return _json(
-            step_result(
+            await step_result(
                 episodes, raw, request.headers.get(CONTENT_TYPE_HEADER), header_id, query_id
             )
         )
 
     @app.get("/state", tags=["State Management"], summary="The state of an episode")
     async def state(request: Request, episode_id: str | None = None) -> Response:
-        env = episodes.find(episode_id or request.headers.get(EPISODE_HEADER))
+        env = await episodes.find(episode_id or request.headers.get(EPISODE_HEADER))
         return _json(model_json(env.state))
 
     @app.get("/health", tags=["Health"])

@@ -19,7 +19,7 @@ episode, an invalid action, another environment's tool) is a result with
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -110,14 +110,12 @@ class McpServer:
         self.tools = {tool.name: tool for tool in tools}
         self._tool_list = [tool.mcp_tool() for tool in tools]
         self.tasks = {card.id: card for env in episodes.envs for card in env.tasks}
-        self._methods: dict[str, Callable[[dict[str, Any], Caller], Any]] = {
+        self._methods: dict[str, Callable[[dict[str, Any], Caller], Awaitable[Any]]] = {
             "initialize": self._initialize,
-            "ping": lambda params, caller: {},
+            "ping": self._ping,
             "tools/list": self._list_tools,
             "tools/call": self._call_tool,
-            "prompts/list": lambda params, caller: {
-                "prompts": [prompt(card) for card in self.tasks.values()]
-            },
+            "prompts/list": self._list_prompts,
             "prompts/get": self._get_prompt,
             "openenv/session/create": self._create_session,
             "openenv/session/close": self._close_session,
@@ -125,7 +123,7 @@ class McpServer:
 
     # ------------------------------------------------------------------ messages
 
-    def handle(
+    async def handle(
         self, raw: bytes, content_type: str | None, caller: Caller, can_reply: bool = True
     ) -> Reply:
         """The reply to one raw HTTP body; `can_reply` False: the client accepts no reply
@@ -136,9 +134,9 @@ class McpServer:
             return Reply(error_body(PARSE_ERROR, f"Parse error: {exc}"))
         except JsonInputError as exc:
             return Reply(refusal(str(exc)))
-        return self.handle_message(message, caller, can_reply)
+        return await self.handle_message(message, caller, can_reply)
 
-    def handle_message(self, message: Any, caller: Caller, can_reply: bool = True) -> Reply:
+    async def handle_message(self, message: Any, caller: Caller, can_reply: bool = True) -> Reply:
         """The reply to one parsed message (an HTTP body, or a WebSocket `mcp` message's data)."""
         if (
             not isinstance(message, dict)
@@ -151,7 +149,7 @@ class McpServer:
             return Reply(None, 202)
         if not isinstance(method, str):
             return Reply(refusal(f"method must be a string, got {type(method).__name__}"))
-        stale = self._stale_session(caller, method)
+        stale = await self._stale_session(caller, method)
         if stale is not None:
             return stale
         if "id" not in message:
@@ -175,13 +173,13 @@ class McpServer:
                 ),
                 406,
             )
-        return self._answer(method, message.get("params"), caller, request_id)
+        return await self._answer(method, message.get("params"), caller, request_id)
 
-    def _stale_session(self, caller: Caller, method: str) -> Reply | None:
+    async def _stale_session(self, caller: Caller, method: str) -> Reply | None:
         """404 for a session the transport names that is gone (MCP: start a new one)."""
         if caller.session_id is None or caller.over_websocket or method == "initialize":
             return None
-        if self._find(caller.session_id) is not None:
+        if await self._find(caller.session_id) is not None:
             return None
         return Reply(
             error_body(
@@ -192,7 +190,7 @@ class McpServer:
             404,
         )
 
-    def _answer(self, method: str, params: Any, caller: Caller, request_id: Any) -> Reply:
+    async def _answer(self, method: str, params: Any, caller: Caller, request_id: Any) -> Reply:
         params = {} if params is None else params  # an empty array is still not an object
         if not isinstance(params, dict):
             return Reply(error_body(INVALID_PARAMS, "params must be an object", request_id))
@@ -200,7 +198,7 @@ class McpServer:
         if handler is None:
             return Reply(error_body(METHOD_NOT_FOUND, f"Method not found: {method}", request_id))
         try:
-            result = handler(params, caller)
+            result = await handler(params, caller)
         except RpcError as exc:
             return Reply(error_body(exc.code, exc.message, request_id), exc.status)
         except EpisodeError as exc:
@@ -216,13 +214,13 @@ class McpServer:
 
     # ------------------------------------------------------------------ sessions
 
-    def _find(self, session_id: str) -> EpisodeEnvironment | None:
+    async def _find(self, session_id: str) -> EpisodeEnvironment | None:
         try:
-            return self.episodes.find(session_id)
+            return await self.episodes.find(session_id)
         except EpisodeNotFoundError:
             return None
 
-    def session(
+    async def session(
         self, params: dict[str, Any], caller: Caller, method: str
     ) -> EpisodeEnvironment | None:
         """The episode of the session a request speaks for: `params.session_id`, else the
@@ -239,12 +237,12 @@ class McpServer:
         session_id = named if named is not None else caller.session_id
         if session_id is None:
             return None
-        env = self._find(session_id)
+        env = await self._find(session_id)
         if env is None:
             raise RpcError(INVALID_PARAMS, f"Unknown session_id: {shown(session_id)}")
         return env
 
-    def _initialize(self, params: dict[str, Any], caller: Caller) -> Any:
+    async def _initialize(self, params: dict[str, Any], caller: Caller) -> Any:
         version = params.get("protocolVersion")
         if not isinstance(version, str):
             raise RpcError(INVALID_PARAMS, "initialize needs protocolVersion (a string)")
@@ -255,17 +253,17 @@ class McpServer:
         }
         if caller.over_websocket:  # the WebSocket's own reset messages start its episodes
             return result
-        env, observation = self.episodes.reset(new_session_data(caller.defaults, {}))
+        env, observation = await self.episodes.reset(new_session_data(caller.defaults, {}))
         result["instructions"] = session_instructions(env, observation)
         return _Opened(result, env.episode_id)
 
-    def _create_session(self, params: dict[str, Any], caller: Caller) -> dict[str, Any]:
+    async def _create_session(self, params: dict[str, Any], caller: Caller) -> dict[str, Any]:
         if caller.over_websocket and caller.session_id is not None:
             return {"session_id": caller.session_id}
-        env, observation = self.episodes.reset(new_session_data(caller.defaults, params))
+        env, observation = await self.episodes.reset(new_session_data(caller.defaults, params))
         return step_content(env, observation)
 
-    def _close_session(self, params: dict[str, Any], caller: Caller) -> dict[str, Any]:
+    async def _close_session(self, params: dict[str, Any], caller: Caller) -> dict[str, Any]:
         target = params.get("session_id")
         if not isinstance(target, str) or not target:
             raise RpcError(INVALID_PARAMS, "Invalid params: 'session_id' (a string) is required")
@@ -273,40 +271,46 @@ class McpServer:
             raise RpcError(
                 INVALID_REQUEST, "Cannot close the session of this WebSocket: close the WebSocket"
             )
-        closed = self.close(target)
+        closed = await self.close(target)
         if closed is None:
             raise RpcError(INVALID_PARAMS, f"Unknown session_id: {shown(target)}")
         return closed
 
-    def close(self, session_id: str) -> dict[str, Any] | None:
+    async def close(self, session_id: str) -> dict[str, Any] | None:
         """End a session now, or when the WebSocket attached to it detaches; None if unknown."""
-        if self._find(session_id) is None:
+        if await self._find(session_id) is None:
             return None
         if self.attachments.defer_close(session_id):
             return {"session_id": session_id, "closed": False, "closing": True}
-        self.episodes.close(session_id)
+        await self.episodes.close(session_id)
         return {"session_id": session_id, "closed": True}
 
-    def attach(self, session_id: str) -> str | None:
+    async def attach(self, session_id: str) -> str | None:
         """Attach a WebSocket to a session (`/ws?session_id=`); the problem, if refused."""
-        if self._find(session_id) is None:
+        if await self._find(session_id) is None:
             return f"Unknown session_id: {shown(session_id)}"
         if not self.attachments.attach(session_id):
             return f"Session {shown(session_id)} already has an attached WebSocket"
         return None
 
-    def detach(self, session_id: str) -> None:
+    async def detach(self, session_id: str) -> None:
         """The WebSocket left: the session lives on, unless a close was asked for meanwhile."""
-        if self.attachments.detach(session_id) and self._find(session_id) is not None:
-            self.episodes.close(session_id)
+        if self.attachments.detach(session_id) and await self._find(session_id) is not None:
+            await self.episodes.close(session_id)
 
     # ------------------------------------------------------------------ tools and prompts
 
-    def _list_tools(self, params: dict[str, Any], caller: Caller) -> dict[str, Any]:
-        self.session(params, caller, "tools/list")  # a session it names must exist
+    async def _ping(self, params: dict[str, Any], caller: Caller) -> dict[str, Any]:
+        return {}
+
+    async def _list_prompts(self, params: dict[str, Any], caller: Caller) -> dict[str, Any]:
+        return {"prompts": [prompt(card) for card in self.tasks.values()]}
+
+    async def _list_tools(self, params: dict[str, Any], caller: Caller) -> dict[str, Any]:
+        await self.session(params, caller, "tools/list")  # a session it names must exist
         return {"tools": self._tool_list}
 
-    def _call_tool(self, params: dict[str, Any], caller: Caller) -> dict[str, Any]:
+    async def _call_tool(self, params: dict[str, Any], caller: Caller) -> dict[str, Any]:
         name = params.get("name")
         if not isinstance(name, str):
             raise RpcError(INVALID_PARAMS, "tools/call needs the tool's name (a string)")
@@ -316,7 +320,7 @@ class McpServer:
                 INVALID_PARAMS, f"Tool not found: {shown(name)}; tools: {', '.join(self.tools)}"
             )
         arguments = _object(params, "arguments")
-        env = self.session(params, caller, "tools/call")
+        env = await self.session(params, caller, "tools/call")
         if env is None:
             raise _no_session("tools/call")
         if tool.env != env.env_name:
@@ -326,12 +330,12 @@ class McpServer:
                 409,
             )
         try:
-            env, observation = self.episodes.step(env.episode_id, tool.action(arguments))
+            env, observation = await self.episodes.step(env.episode_id, tool.action(arguments))
         except EpisodeError as exc:
             return tool_error(str(exc), exc.status)
         return tool_result(step_content(env, observation))
 
-    def _get_prompt(self, params: dict[str, Any], caller: Caller) -> dict[str, Any]:
+    async def _get_prompt(self, params: dict[str, Any], caller: Caller) -> dict[str, Any]:
         name = params.get("name")
         card = self.tasks.get(name) if isinstance(name, str) else None
         if card is None:
@@ -344,14 +348,14 @@ class McpServer:
         unknown = sorted(set(arguments) - {"seed"})
         if unknown:
             raise RpcError(INVALID_PARAMS, f"unknown argument(s) {shown(unknown)}; takes: seed")
-        env = self.session(params, caller, "prompts/get")
+        env = await self.session(params, caller, "prompts/get")
         if env is None:
             raise _no_session("prompts/get")
         request: dict[str, Any] = {"task_id": card.id}
         seed = arguments.get("seed")
         if seed is not None and seed != "":
             request["seed"] = _seed(seed)
-        env, observation = self.episodes.restart(env.episode_id, request)
+        env, observation = await self.episodes.restart(env.episode_id, request)
         return {
             "description": card.title,
             "messages": [

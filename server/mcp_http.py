@@ -165,7 +165,7 @@ def install(app: FastAPI, server: McpServer, settings: Settings) -> None:
             session_id=request.headers.get(SESSION_HEADER),
             defaults=dict(request.query_params),
         )
-        reply = server.handle(
+        reply = await server.handle(
             raw, request.headers.get(CONTENT_TYPE_HEADER), caller, can_reply=media is not None
         )
         return render(reply, media or JSON)
@@ -199,7 +199,7 @@ def install(app: FastAPI, server: McpServer, settings: Settings) -> None:
                 ),
                 400,
             )
-        closed = server.close(session_id)
+        closed = await server.close(session_id)
         if closed is None:
             return _json(error_body(SESSION_NOT_FOUND, "Session not found"), 404)
         return _json(closed)

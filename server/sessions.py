@@ -1,22 +1,30 @@
-"""Live HTTP episodes: lookup by id, idle expiry and a cap on how many live at once.
+"""Live episodes: the one interface every episode store implements, and its errors.
 
-Every stateful HTTP route of every environment goes through one `EpisodeStore`.
-Episodes are kept in least-recently-used order, so the longest-idle episode is
-always the first one, expiry is a scan from the front, and making room costs
-O(1). At the cap the store drops finished episodes first (oldest first), then
-the longest-idle live one, so a client that plays episodes back to back never
-sees an error; a dropped or expired episode answers 404 afterwards. An id is
-never reused while the store holds it: adding a second episode under it is a 409.
+Every stateful route of every transport (HTTP, WebSocket, MCP) goes through one
+`EpisodeStore`, chosen by `EPISODE_STORE` (server/store/): `memory` keeps the live
+episodes of one process; SQLite and Redis keep each episode as a header plus its
+action log (server/store/log.py), shared by every process that opens the same store.
+
+What every store guarantees (tests/server/store/test_conformance.py runs the same
+suite on all three): an id is never reused while the store holds its episode (409);
+an episode idle longer than the TTL expires (404); at the cap a new episode makes
+room by dropping finished episodes first (the longest finished first), then the
+longest-idle one; a step is applied once and only once on the state it was computed
+on, and a step sent with its `step_index` is applied at most once however often it is
+retried: a retry with the same action gets the same answer, with another a 409.
 """
 
 from __future__ import annotations
 
-import time
-from collections import OrderedDict
-from collections.abc import Callable
+from abc import ABC, abstractmethod
+
+from openenv.core.env_server.types import Action
 
 from ..error_messages import shown
+from ..models import EpisodeObservation
 from .episode import EpisodeEnvironment, EpisodeError
+
+Stepped = tuple[EpisodeEnvironment, EpisodeObservation]
 
 
 class EpisodeNotFoundError(EpisodeError):
@@ -31,101 +39,99 @@ class EpisodeIdTakenError(EpisodeError):
     status = 409
 
 
-class EpisodeStore:
-    """The live episodes of one server process (the event loop is its only user)."""
+class StepConflictError(EpisodeError):
+    """The step's `step_index` names a step taken by another action, or one not reachable yet."""
 
-    def __init__(
-        self,
-        max_live: int,
-        ttl_seconds: float,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        if max_live < 1:
-            raise ValueError("max_live must be at least 1")
-        self.max_live = max_live
-        self.ttl_seconds = ttl_seconds
-        self._clock = clock
-        self._episodes: OrderedDict[str, tuple[EpisodeEnvironment, float]] = OrderedDict()
-        self._finished: OrderedDict[str, None] = OrderedDict()
-        self._latest: dict[str | None, str] = {}
-        self.evicted = 0
-        self.expired = 0
+    status = 409
 
-    def __len__(self) -> int:
-        return len(self._episodes)
 
-    def __contains__(self, episode_id: str) -> bool:
-        return episode_id in self._episodes
+class StoreUnavailableError(EpisodeError):
+    """The episode store could not be reached; nothing was acknowledged, so retry."""
 
-    def ensure_free(self, episode_id: str) -> None:
-        """Refuse (409) an id the store still holds: a new episode never replaces another."""
-        self._expire(self._clock())
-        self._refuse_held(episode_id)
+    status = 503
 
-    def add(self, env: EpisodeEnvironment) -> None:
-        """Register a freshly reset episode, making room if the store is full."""
-        now = self._clock()
-        self._expire(now)
-        self._refuse_held(env.episode_id)
-        while len(self._episodes) >= self.max_live:
-            victim = next(iter(self._finished), None) or next(iter(self._episodes))
-            self._drop(victim)
-            self.evicted += 1
-        self._episodes[env.episode_id] = (env, now)
-        self._latest[env.env_name] = env.episode_id
-        self._latest[None] = env.episode_id
-        self.note_progress(env)
 
-    def get(self, episode_id: str, env_names: tuple[str, ...]) -> EpisodeEnvironment:
-        """The live episode `episode_id` of one of `env_names`, marked as just used."""
-        entry = self._episodes.get(episode_id)
-        now = self._clock()
-        if entry is not None and now - entry[1] > self.ttl_seconds:
-            self._drop(episode_id)
-            self.expired += 1
-            entry = None
-        if entry is None or entry[0].env_name not in env_names:
-            raise EpisodeNotFoundError(
-                f"no live {' or '.join(env_names)} episode with id {shown(episode_id)}: "
-                "it never existed, expired after "
-                f"{self.ttl_seconds:g}s idle, or was dropped to make room; call /reset"
-            )
-        self._episodes[episode_id] = (entry[0], now)
-        self._episodes.move_to_end(episode_id)
-        return entry[0]
+def not_found(
+    episode_id: str, env_names: tuple[str, ...], ttl_seconds: float
+) -> EpisodeNotFoundError:
+    return EpisodeNotFoundError(
+        f"no live {' or '.join(env_names)} episode with id {shown(episode_id)}: "
+        f"it never existed, expired after {ttl_seconds:g}s idle, or was dropped to make room; "
+        "call /reset"
+    )
 
-    def remove(self, episode_id: str) -> None:
-        """Drop an episode on its owner's request (an MCP session's close); a 404 once gone."""
-        self._drop(episode_id)
 
-    def latest_id(self, env_name: str | None) -> str:
+def id_taken(episode_id: str) -> EpisodeIdTakenError:
+    return EpisodeIdTakenError(
+        f"episode_id {shown(episode_id)} belongs to an episode that is still held "
+        "(live, or finished and not yet dropped): pick another id, or reset without "
+        "one to get a fresh random id"
+    )
+
+
+NO_EPISODE = "no episode is running: call /reset first"
+
+
+def check_step_index(episode_id: str, step_index: int | None, steps: int) -> bool:
+    """Whether a step with `step_index` is a new step on an episode that has taken `steps`
+    (True), or names one already taken (False: answer it from the log); 409 if it is ahead."""
+    if step_index is None or step_index == steps + 1:
+        return True
+    if step_index <= steps:
+        return False
+    raise StepConflictError(
+        f"step_index {step_index} is ahead of episode {shown(episode_id)}, which has taken "
+        f"{steps} step(s): its next step is step_index {steps + 1}"
+    )
+
+
+def taken_by_another(episode_id: str, step_index: int) -> StepConflictError:
+    return StepConflictError(
+        f"step {step_index} of episode {shown(episode_id)} was already taken with a "
+        "different action: resend it with that action to get its answer again, or send "
+        "the next step_index"
+    )
+
+
+class EpisodeStore(ABC):
+    """Where the live episodes are. All operations are coroutines: the durable stores wait
+    for their backend without blocking the event loop; the memory store never waits."""
+
+    max_live: int
+    ttl_seconds: float
+
+    @abstractmethod
+    async def add(self, env: EpisodeEnvironment, latest: bool = True) -> None:
+        """Register a freshly reset episode (409 if its id is held), making room at the cap.
+        `latest`: it becomes the latest-episode fallback (HTTP and MCP resets; not WebSocket)."""
+
+    @abstractmethod
+    async def lookup(self, episode_id: str, env_names: tuple[str, ...]) -> EpisodeEnvironment:
+        """The episode, to validate an action against (a durable store may return a state a
+        few steps behind: `step` catches up before it applies anything)."""
+
+    @abstractmethod
+    async def get(self, episode_id: str, env_names: tuple[str, ...]) -> EpisodeEnvironment:
+        """The episode as it stands now, marked as just used (to read its state)."""
+
+    @abstractmethod
+    async def step(
+        self, env: EpisodeEnvironment, action: Action, step_index: int | None
+    ) -> Stepped:
+        """Apply a validated `action` to `env`'s episode (as `lookup` returned it): at most once
+        for a `step_index`, and acknowledged only once recorded."""
+
+    @abstractmethod
+    async def current(self, episode_id: str, env_names: tuple[str, ...]) -> Stepped:
+        """The episode and its latest observation (the WebSocket `resume` message)."""
+
+    @abstractmethod
+    async def latest_id(self, env_name: str | None) -> str:
         """The id of the most recently reset episode (of `env_name`, or of any env)."""
-        episode_id = self._latest.get(env_name)
-        if episode_id is None or episode_id not in self._episodes:
-            raise EpisodeNotFoundError("no episode is running: call /reset first")
-        return episode_id
 
-    def note_progress(self, env: EpisodeEnvironment) -> None:
-        """Mark a finished episode as the first to drop when room is needed."""
-        if env.done and env.episode_id in self._episodes:
-            self._finished[env.episode_id] = None
+    @abstractmethod
+    async def drop(self, episode_id: str) -> None:
+        """Forget the episode (a WebSocket session that closed or moved on)."""
 
-    def _refuse_held(self, episode_id: str) -> None:
-        if episode_id in self._episodes:
-            raise EpisodeIdTakenError(
-                f"episode_id {shown(episode_id)} belongs to an episode that is still held "
-                "(live, or finished and not yet dropped): pick another id, or reset without "
-                "one to get a fresh random id"
-            )
-
-    def _expire(self, now: float) -> None:
-        while self._episodes:
-            episode_id, (_, last_used) = next(iter(self._episodes.items()))
-            if now - last_used <= self.ttl_seconds:
-                return
-            self._drop(episode_id)
-            self.expired += 1
-
-    def _drop(self, episode_id: str) -> None:
-        self._episodes.pop(episode_id, None)
-        self._finished.pop(episode_id, None)
+    async def close(self) -> None:  # noqa: B027 - most stores hold nothing to release
+        """Release connections (at shutdown)."""

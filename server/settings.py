@@ -13,6 +13,10 @@ def _flag(value: str) -> bool:
 
 @dataclass(frozen=True)
 class Settings:
+    episode_store: str = "memory"
+    """EPISODE_STORE: where episodes live: `memory` (this process), `sqlite:///ABSOLUTE/PATH.db`
+    (durable, shared by the processes of one host) or a Redis URL (`redis://HOST:PORT/DB`,
+    `rediss://...`, `unix:///PATH?db=N`: durable, shared by a fleet). See server/store/."""
     max_live_episodes: int = 10_000
     """MAX_LIVE_EPISODES: live HTTP episodes kept at once; past it the store makes room."""
     episode_ttl_seconds: float = 3600.0
@@ -47,6 +51,7 @@ class Settings:
 
         origins = environ.get("CORS_ORIGINS", "")
         return cls(
+            episode_store=environ.get("EPISODE_STORE", "").strip() or defaults.episode_store,
             max_live_episodes=int(number("MAX_LIVE_EPISODES", defaults.max_live_episodes, int)),
             episode_ttl_seconds=number("EPISODE_TTL_SECONDS", defaults.episode_ttl_seconds, float),
             require_episode_id=_flag(environ.get("REQUIRE_EPISODE_ID", "")),

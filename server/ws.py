@@ -1,18 +1,29 @@
-"""OpenEnv's WebSocket protocol (`/ws`): one connection, one episode at a time.
+"""OpenEnv's WebSocket protocol (`/ws`), plus a `resume` message of ours.
 
 Messages in: `{"type": "reset"|"step"|"state"|"close", "data": {...}}`;
 messages out: `{"type": "observation"|"state"|"error", "data": {...}}`, as
-`openenv.core.EnvClient` speaks them. The episode belongs to the connection
-(it is not in the HTTP store) and ends with it, unless the connection attached to
-an MCP session (`/ws?session_id=`, as OpenEnv's `MCPToolClient` connects): then its
-messages play that session's episode in the store, a reset restarts it under the
-same id, and the session outlives the connection. A `{"type": "mcp", "data":
-<JSON-RPC request>}` message is answered by the MCP server (server/mcp.py) as
-`{"type": "mcp", "data": <JSON-RPC response>}`, for the attached session. Steps run inline on the event
-loop: they take microseconds, so a thread per session would only add cost.
+`openenv.core.EnvClient` speaks them. A step may carry `"step_index": N` beside its
+`data` (the number of the step it is, as over HTTP): a retried step is then answered
+again, never applied twice.
+
+A connection's episode lives in the episode store like an HTTP episode, keyed by its
+id, so it outlives the connection: after a disconnect, a new connection sends
+`{"type": "resume", "data": {"episode_id": ...}}` and gets the episode's latest
+observation, then steps on. The connection drops its episode when it ends it: on a
+new `reset` (once that reset succeeded), on a `close` message, or on a normal close of
+the socket (code 1000); any other disconnect (a dropped network, a killed client, a
+server restart) keeps it until it expires (`EPISODE_TTL_SECONDS` idle).
+
+A connection may instead attach to an MCP session (`/ws?session_id=`, as OpenEnv's
+`MCPToolClient` connects): its messages then play that session's episode, a reset
+restarts it under the same id, and the session outlives the connection (the
+connection never drops it). A `{"type": "mcp", "data": <JSON-RPC request>}` message is
+answered by the MCP server (server/mcp.py) as `{"type": "mcp", "data": <JSON-RPC
+response>}`, for the attached session.
+
 Every message gets a reply: one that is not JSON this server accepts
-(server/strict_json.py), or that the episode refuses, gets OpenEnv's error reply
-and the session stays open with its episode as it was.
+(server/strict_json.py), or that the episode refuses, gets OpenEnv's error reply and
+the session stays open with its episode as it was.
 """
 
 from __future__ import annotations
@@ -25,11 +36,10 @@ from typing import Any
 from fastapi import WebSocket, WebSocketDisconnect
 from openenv.core.env_server.types import WSErrorCode
 
-from ..models import EpisodeObservation
 from . import strict_json
 from .encoding import model_json, result_json, typed_message
-from .episode import EpisodeEnvironment, EpisodeError
-from .episodes import Episodes, InvalidRequestError
+from .episode import EpisodeError
+from .episodes import Episodes, InvalidRequestError, checked_step_index
 from .mcp import McpServer
 from .mcp_sessions import Caller
 
@@ -84,12 +94,12 @@ class _Session:
     ) -> None:
         self.episodes = episodes
         self.max_message_bytes = max_message_bytes
-        self.env: EpisodeEnvironment | None = None
         self.mcp = mcp
         self.attached = attached
         """The MCP session (episode id) this connection plays, if it attached to one."""
+        self.episode_id: str | None = attached
 
-    def handle(self, raw: str | bytes) -> bytes | None:
+    async def handle(self, raw: str | bytes) -> bytes | None:
         """The reply to one message; None means close the connection.
 
         Whatever the message holds, the reply is a message: a bad one gets OpenEnv's
@@ -102,7 +112,7 @@ class _Session:
                 status=413,
             )
         try:
-            return self._answer(strict_json.loads(raw))
+            return await self._answer(strict_json.loads(raw))
         except strict_json.MalformedJsonError as exc:
             return _error(str(exc), WSErrorCode.INVALID_JSON, status=exc.status)
         except InvalidRequestError as exc:
@@ -123,55 +133,79 @@ class _Session:
             return True
         return isinstance(raw, str) and len(raw.encode("utf-8", "surrogatepass")) > limit
 
-    def _answer(self, message: Any) -> bytes | None:
+    async def _answer(self, message: Any) -> bytes | None:
         if not isinstance(message, dict):
             return _error(
                 "message must be a JSON object with a 'type'", WSErrorCode.INVALID_JSON, status=400
             )
         kind = message.get("type")
         data = message.get("data", {})
-        if kind == "reset":
-            self.env, observation = (
-                self.episodes.restart(self.attached, data)
-                if self.attached is not None
-                else self.episodes.start(data)
-            )
-            return typed_message("observation", result_json(observation))
         if kind == "step":
-            return typed_message("observation", result_json(self._step(data)))
+            episode_id = self._episode()
+            step_index = checked_step_index(message.get("step_index"))
+            if self.mcp is not None:
+                data = self.mcp.tool_action(data)
+            _, observation = await self.episodes.step(episode_id, data, step_index)
+            return typed_message("observation", result_json(observation))
+        if kind == "reset":
+            if self.attached is not None:
+                _, observation = await self.episodes.restart(self.attached, data)
+                return typed_message("observation", result_json(observation))
+            env, observation = await self.episodes.reset(data, latest=False)
+            await self.leave()
+            self.episode_id = env.episode_id
+            return typed_message("observation", result_json(observation))
         if kind == "state":
-            return typed_message("state", model_json(self._env().state))
+            return typed_message(
+                "state", model_json((await self.episodes.find(self._episode())).state)
+            )
+        if kind == "resume":
+            if self.attached is not None:
+                raise InvalidRequestError(
+                    "this connection plays the MCP session it attached to (?session_id=): "
+                    "resume an episode on a connection of its own"
+                )
+            env, observation = await self.episodes.resume(
+                data.get("episode_id") if isinstance(data, dict) else None
+            )
+            self.episode_id = env.episode_id
+            return typed_message("observation", result_json(observation))
         if kind == "close":
             return None
         if kind == "mcp" and self.mcp is not None:
-            return self._mcp(data)
+            return await self._mcp(data)
         return _error(
-            f"Unknown message type: {kind!r}; expected reset, step, state, mcp or close",
+            f"Unknown message type: {kind!r}; expected reset, step, state, resume, mcp or close",
             WSErrorCode.UNKNOWN_TYPE,
         )
 
-    def _env(self) -> EpisodeEnvironment:
-        if self.attached is not None:  # the store's episode: MCP calls over HTTP play it too
-            return self.episodes.find(self.attached)
-        if self.env is None:
-            raise EpisodeError("no episode on this connection: send a reset message first")
-        return self.env
+    def _episode(self) -> str:
+        if self.episode_id is None:
+            raise EpisodeError(
+                "no episode on this connection: send a reset message first (or resume one: "
+                '{"type": "resume", "data": {"episode_id": ...}})'
+            )
+        return self.episode_id
 
-    def _step(self, data: Any) -> EpisodeObservation:
-        """One step; OpenEnv's `call_tool` action is the tool's action."""
-        env = self._env()
-        if self.mcp is not None:
-            data = self.mcp.tool_action(data)
-        if self.attached is not None:
-            return self.episodes.step(self.attached, data)[1]
-        return self.episodes.act(env, data)
+    async def leave(self) -> None:
+        """Drop the connection's episode: the connection ended it (never an MCP session's)."""
+        episode_id, self.episode_id = self.episode_id, None
+        if episode_id is None or episode_id == self.attached:
+            return
+        try:
+            await self.episodes.store.drop(episode_id)
+        except EpisodeError as exc:  # the store is away: the episode expires on its own
+            log.warning("could not drop WebSocket episode %s: %s", episode_id, exc)
 
-    def _mcp(self, data: Any) -> bytes:
+    async def _mcp(self, data: Any) -> bytes:
         """The MCP server's answer to a JSON-RPC message, for this connection's session."""
         assert self.mcp is not None
         caller = Caller(session_id=self.attached, over_websocket=True)
-        body = self.mcp.handle_message(data, caller).body
+        body = (await self.mcp.handle_message(data, caller)).body
         return typed_message("mcp", json.dumps({} if body is None else body).encode())
+
+
+NORMAL_CLOSURE = 1000
 
 
 async def _attach(socket: WebSocket, mcp: McpServer | None) -> str | None | bool:
@@ -180,7 +214,7 @@ async def _attach(socket: WebSocket, mcp: McpServer | None) -> str | None | bool
     session_id = socket.query_params.get("session_id")
     if session_id is None or mcp is None:
         return None
-    problem = mcp.attach(session_id)
+    problem = await mcp.attach(session_id)
     if problem is None:
         return session_id
     await socket.send_text(_error(problem, WSErrorCode.SESSION_ERROR).decode())
@@ -217,10 +251,13 @@ async def serve(
         while True:
             message = await socket.receive()
             if message["type"] == "websocket.disconnect":
+                if message.get("code") == NORMAL_CLOSURE:
+                    await session.leave()
                 return
             raw = message.get("text")
-            reply = session.handle(raw if raw is not None else message.get("bytes") or b"")
+            reply = await session.handle(raw if raw is not None else message.get("bytes") or b"")
             if reply is None:
+                await session.leave()
                 await socket.close()
                 return
             await socket.send_text(reply.decode())
@@ -229,4 +266,4 @@ async def serve(
     finally:
         limit.release()
         if mcp is not None and session.attached is not None:
-            mcp.detach(session.attached)
+            await mcp.detach(session.attached)

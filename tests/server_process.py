@@ -8,7 +8,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 import httpx
@@ -36,34 +36,63 @@ def wait_healthy(url: str, process: subprocess.Popen, timeout: float = 90.0) -> 
     raise TimeoutError(f"server at {url} not healthy after {timeout}s")
 
 
+class ServerProcess:
+    """One uvicorn serving `app` on a loopback port that stays the same across restarts."""
+
+    def __init__(
+        self,
+        env: Mapping[str, str] | None = None,
+        args: Sequence[str] = (),
+        app: str = "servicebench_support_queue.server.app:app",
+    ) -> None:
+        self.env = {**os.environ, **(env or {})}
+        self.args = [*args]
+        self.app = app
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> ServerProcess:
+        """Start it; `wait` until it answers (start several first, then wait: they boot in parallel)."""
+        command = [sys.executable, "-m", "uvicorn", self.app, "--host", "127.0.0.1"]
+        command += ["--port", str(self.port), "--log-level", "warning", *self.args]
+        self.process = subprocess.Popen(command, cwd=REPO, env=self.env)
+        return self
+
+    def wait(self) -> ServerProcess:
+        assert self.process is not None
+        wait_healthy(self.url, self.process)
+        return self
+
+    def stop(self, kill: bool = False) -> None:
+        if self.process is not None:
+            if kill:
+                self.process.kill()
+                self.process.wait()
+            stop(self.process)
+
+    def workers(self) -> list[int]:
+        """The pids of uvicorn's worker processes (with --workers N)."""
+        assert self.process is not None
+        pid = self.process.pid
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        return [
+            int(child)
+            for child in children
+            if b"resource_tracker" not in Path(f"/proc/{child}/cmdline").read_bytes()
+        ]
+
+
 @contextlib.contextmanager
 def running_server(
     env: Mapping[str, str] | None = None, app: str = "servicebench_support_queue.server.app:app"
 ) -> Iterator[str]:
     """Yield the base URL of a uvicorn serving `app`; stop it (SIGTERM) afterwards."""
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "uvicorn",
-            app,
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--log-level",
-            "warning",
-        ],
-        cwd=REPO,
-        env={**os.environ, **(env or {})},
-    )
+    server = ServerProcess(env, app=app).start()
     try:
-        wait_healthy(url, process)
-        yield url
+        yield server.wait().url
     finally:
-        stop(process)
+        server.stop()
 
 
 def stop(process: subprocess.Popen, timeout: float = 15.0) -> None:

@@ -23,6 +23,7 @@ grading history is rebuilt from the actions on request: the grader is determinis
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
@@ -91,6 +92,13 @@ class SupportQueueEnvironment(
         return round(sum(self._rewards) / len(self._rewards), DECIMALS)
 
     # --------------------------------------------------------------- lifecycle
+
+    def fork(self) -> SupportQueueEnvironment:
+        """An independent copy: the variant is shared and frozen, the graded so far copied."""
+        twin = copy.copy(self)
+        twin._actions = list(self._actions)
+        twin._rewards = list(self._rewards)
+        return twin
 
     def _start(self, card: TaskCard, variant: ProvenVariant) -> ObservationFields:
         self._variant = variant

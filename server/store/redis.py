@@ -1,0 +1,154 @@
+"""The Redis backend of the durable store (EPISODE_STORE=redis://HOST:PORT/DB, unix://PATH).
+
+Each operation is one Lua script (server/store/redis_scripts.py), so a step costs
+one `EVALSHA`: check the log's length, `RPUSH` the entry, restart the idle TTL,
+mark the LRU index. Each process keeps one connection and pipelines the operations
+that arrive while the previous batch is in flight (server/store/batching.py), so
+Redis flushes its append-only file once per batch, not once per step.
+
+Run Redis with `appendonly yes` and `appendfsync always` for every acknowledged step
+to be on disk before it is answered (Redis writes and fsyncs the AOF before it
+replies); with `everysec`, Redis's default, a crash of the Redis host can lose the
+last second of steps. One Redis (or a primary with replicas behind Sentinel), not a
+Redis Cluster: the scripts touch the shared LRU index beside the episode's own key.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+from typing import Any
+
+import redis.asyncio as aioredis
+from redis.exceptions import RedisError, ResponseError
+
+from ..sessions import StoreUnavailableError
+from .backend import Backend, Reply, Status
+from .batching import GroupCommit
+from .redis_scripts import SCRIPTS
+
+KEY_PREFIX = "sbsq:"
+BATCH_TIMEOUT_S = 10.0
+"""A batch not answered in this time fails (503): Redis is away, or stuck."""
+CONNECT_TIMEOUT_S = 3.0
+
+Command = tuple[Any, ...]
+
+
+class RedisBackend(Backend):
+    """Episode logs in one Redis, shared by every process that opens the same URL."""
+
+    def __init__(self, url: str, described: str, max_live: int, ttl_seconds: float) -> None:
+        self.url = described
+        self._pool = aioredis.ConnectionPool.from_url(
+            url, socket_timeout=None, socket_connect_timeout=CONNECT_TIMEOUT_S
+        )
+        self.max_live = max_live
+        self.ttl_ms = max(1, round(ttl_seconds * 1000))
+        self._shas = {
+            name: hashlib.sha1(text.encode()).hexdigest() for name, text in SCRIPTS.items()
+        }
+        self._connection: Any = None
+        self._owner: tuple[int, asyncio.AbstractEventLoop] | None = None
+        self._batches: GroupCommit[Command] = GroupCommit(self._run)
+
+    # ------------------------------------------------------------ connection
+
+    async def _connected(self) -> Any:
+        """This process's connection on the running loop (a new one after a fork, a failure,
+        or in another event loop), with the scripts loaded."""
+        owner = (os.getpid(), asyncio.get_running_loop())
+        if self._connection is not None and self._owner == owner:
+            return self._connection
+        self._connection = None
+        connection = self._pool.make_connection()
+        await connection.connect()
+        await self._load_scripts(connection)
+        self._connection, self._owner = connection, owner
+        return connection
+
+    async def _load_scripts(self, connection: Any) -> None:
+        for name, text in SCRIPTS.items():
+            await connection.send_command("SCRIPT", "LOAD", text)
+            if (await connection.read_response()).decode() != self._shas[name]:
+                raise StoreUnavailableError(f"Redis at {self.url} hashed a script differently")
+
+    async def _run(self, batch: list[Command]) -> list[Any]:
+        try:
+            async with asyncio.timeout(BATCH_TIMEOUT_S):
+                return await self._exchange(batch)
+        except (RedisError, OSError, TimeoutError) as exc:
+            connection, self._connection = self._connection, None
+            if connection is not None:
+                await connection.disconnect(nowait=True)
+            raise StoreUnavailableError(
+                f"the episode store (Redis at {self.url}) did not answer: "
+                f"{type(exc).__name__}: {exc}. Nothing was acknowledged: retry (a step sent "
+                "with its step_index is never applied twice)"
+            ) from None
+
+    async def _exchange(self, batch: list[Command]) -> list[Any]:
+        connection = await self._connected()
+        await connection.send_packed_command(connection.pack_commands(batch), check_health=False)
+        outcomes: list[Any] = []
+        for _ in batch:
+            try:
+                outcomes.append(await connection.read_response())
+            except ResponseError as exc:
+                outcomes.append(exc)
+        if any(isinstance(o, ResponseError) and "NOSCRIPT" in str(o) for o in outcomes):
+            await self._load_scripts(connection)  # flushed: load them, rerun what did not run
+            retry = [i for i, o in enumerate(outcomes) if isinstance(o, ResponseError)]
+            for i, outcome in zip(
+                retry, await self._exchange([batch[i] for i in retry]), strict=True
+            ):
+                outcomes[i] = outcome
+        return [
+            StoreUnavailableError(f"Redis at {self.url} refused an operation: {o}")
+            if isinstance(o, ResponseError)
+            else o
+            for o in outcomes
+        ]
+
+    async def _script(self, name: str, keys: tuple[str, ...], *args: Any) -> list[Any]:
+        return await self._batches.submit(("EVALSHA", self._shas[name], len(keys), *keys, *args))
+
+    # ------------------------------------------------------------ operations
+
+    def _keys(self, episode_id: str, *names: str) -> tuple[str, ...]:
+        return (f"{KEY_PREFIX}ep:{episode_id}", *(KEY_PREFIX + name for name in names))
+
+    async def create(self, episode_id: str, header: str, env_name: str, latest: bool) -> bool:
+        keys = self._keys(episode_id, "used", "done", "latest")
+        reply = await self._script(
+            "create", keys, episode_id, header, env_name, int(latest), self.ttl_ms,
+            self.max_live, KEY_PREFIX,
+        )  # fmt: skip
+        return reply[0] == 1
+
+    async def append(
+        self, episode_id: str, steps: int, entry: str, done: bool, header: str
+    ) -> Reply:
+        keys = self._keys(episode_id, "used", "done")
+        reply = await self._script(
+            "append", keys, episode_id, steps, entry, int(done), header, self.ttl_ms
+        )
+        return Status(reply[0]), reply[1:]
+
+    async def read(self, episode_id: str, start: int, header: str | None) -> Reply:
+        keys = self._keys(episode_id, "used")
+        reply = await self._script("read", keys, episode_id, start, header or "", self.ttl_ms)
+        return Status(reply[0]), reply[1:]
+
+    async def latest(self, scope: str) -> str | None:
+        episode_id = await self._batches.submit(("HGET", KEY_PREFIX + "latest", scope))
+        return episode_id.decode() if episode_id is not None else None
+
+    async def drop(self, episode_id: str) -> None:
+        await self._script("drop", self._keys(episode_id, "used", "done"), episode_id)
+
+    async def close(self) -> None:
+        connection, self._connection = self._connection, None
+        if connection is not None and self._owner == (os.getpid(), asyncio.get_running_loop()):
+            await connection.disconnect()

@@ -1,0 +1,197 @@
+"""An episode is its header plus its action log: replaying any prefix of the log gives
+byte-identical observations and state, in this process and in another one, and a fork
+is an independent copy (what the durable stores rely on, server/store/log.py)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from servicebench_support_queue.mock_services import ENDPOINT_CATALOGUE
+from servicebench_support_queue.models import (
+    DISPOSITIONS,
+    PRIORITIES,
+    QUEUES,
+    ServiceBenchAction,
+    SupportQueueAction,
+)
+from servicebench_support_queue.server.app import ENVIRONMENTS
+from servicebench_support_queue.server.encoding import result_json
+from servicebench_support_queue.server.episode import EpisodeEnvironment
+from servicebench_support_queue.server.servicebench.environment import ServiceBenchEnvironment
+from servicebench_support_queue.server.store.log import Header, Replayer, entry_of, same_action
+from servicebench_support_queue.server.support_queue.environment import SupportQueueEnvironment
+
+SEEDS = st.sampled_from([None, 0, 1, 2, 7])
+IDS = st.sampled_from(["USR-001", "USR-003", "ORD-1005", "ORD-1009", "SKU-445", "SKU-9", "x"])
+PARAM_VALUES = IDS | st.integers(-5, 300) | st.sampled_from([12.5, 0.01, "49.99", "delivered"])
+PARAMS = st.dictionaries(
+    st.sampled_from(
+        ["user_id", "email", "order_id", "sku", "amount", "reason", "new_status", "adjustment"]
+    ),
+    PARAM_VALUES,
+    max_size=3,
+)
+SERVICEBENCH_ACTIONS = st.builds(
+    lambda endpoint, method, params: ServiceBenchAction(
+        service=endpoint["service"], endpoint=endpoint["endpoint"], method=method, params=params
+    ),
+    st.sampled_from(list(ENDPOINT_CATALOGUE)),
+    st.sampled_from(["GET", "POST", "PUT"]),
+    PARAMS,
+)
+SUPPORT_QUEUE_ACTIONS = st.builds(
+    SupportQueueAction,
+    priority=st.sampled_from(PRIORITIES),
+    queue=st.sampled_from(QUEUES),
+    disposition=st.sampled_from(DISPOSITIONS),
+    summary=st.text(max_size=60),
+    response=st.sampled_from(["", "We are on it.", "Your refund of $20.00 is on its way."]),
+    confidence=st.floats(0, 1),
+)
+EPISODES = st.one_of(
+    st.tuples(
+        st.just(ServiceBenchEnvironment),
+        st.sampled_from([c.id for c in ServiceBenchEnvironment.tasks]),
+        SEEDS,
+        st.lists(SERVICEBENCH_ACTIONS, max_size=16),
+    ),
+    st.tuples(
+        st.just(SupportQueueEnvironment),
+        st.sampled_from([c.id for c in SupportQueueEnvironment.tasks]),
+        SEEDS,
+        st.lists(SUPPORT_QUEUE_ACTIONS, max_size=12),
+    ),
+)
+
+
+def snapshot(env: EpisodeEnvironment, observation: Any) -> tuple[bytes, bytes]:
+    return result_json(observation), env.state.model_dump_json().encode()
+
+
+def play(
+    env_cls: type[EpisodeEnvironment], task_id: str, seed: int | None, actions: list[Any]
+) -> tuple[Header, list[str], list[tuple[bytes, bytes]]]:
+    """Play live: the header, the log entries, and the snapshot after reset and each step."""
+    env = env_cls()
+    snapshots = [snapshot(env, env.reset(task_id=task_id, seed=seed, episode_id="replayed"))]
+    entries = []
+    for action in actions:
+        if env.done:
+            break
+        observation = env.step(action)
+        entries.append(entry_of(action))
+        snapshots.append(snapshot(env, observation))
+    return Header.of(env), entries, snapshots
+
+
+def replayed(header: Header, entries: list[str]) -> list[tuple[bytes, bytes]]:
+    """The snapshot after replaying each prefix of the log, from scratch each time."""
+    replayer = Replayer(ENVIRONMENTS)
+    return [
+        snapshot(*replayer.replay(header, [e.encode() for e in entries[:k]]))
+        for k in range(len(entries) + 1)
+    ]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(EPISODES)
+def test_replaying_any_prefix_gives_byte_identical_observations_and_state(episode: Any) -> None:
+    header, entries, live = play(*episode)
+    assert replayed(header, entries) == live
+
+
+@settings(max_examples=40, deadline=None)
+@given(EPISODES, st.integers(0, 16))
+def test_a_fork_is_an_independent_copy(episode: Any, at: int) -> None:
+    env_cls, task_id, seed, actions = episode
+    env = env_cls()
+    env.reset(task_id=task_id, seed=seed, episode_id="forked")
+    at = min(at, len(actions))
+    for action in actions[:at]:
+        if not env.done:
+            env.step(action)
+    before = env.state.model_dump_json()
+    twin = env.fork()
+    rest = [a for a in actions[at:]][: max(0, env.task.max_steps - env.step_count)]
+    forked = [snapshot(twin, twin.step(a)) for a in rest if not twin.done]
+    assert env.state.model_dump_json() == before  # stepping the fork left the original alone
+    assert forked == [snapshot(env, env.step(a)) for a in rest[: len(forked)]]
+
+
+def test_an_entry_is_the_action_as_sent_and_compares_by_content() -> None:
+    action = ServiceBenchAction(
+        service="order", endpoint="/orders/lookup", params={"b": 1, "a": [1.0, "x"]}
+    )
+    entry = entry_of(action)
+    assert ServiceBenchAction.model_validate_json(entry) == action
+    assert list(json.loads(entry)["params"]) == ["b", "a"]  # the client's order, as state shows
+    swapped = ServiceBenchAction(
+        service="order", endpoint="/orders/lookup", params={"a": [1.0, "x"], "b": 1}
+    )
+    assert same_action(entry, entry_of(swapped))
+    for other in ({"b": 1, "a": [1, "x"]}, {"b": True, "a": [1.0, "x"]}, {"b": 1}):
+        changed = ServiceBenchAction(service="order", endpoint="/orders/lookup", params=other)
+        assert not same_action(entry, entry_of(changed))
+
+
+REPLAY_ELSEWHERE = """
+import hashlib, json, sys
+from servicebench_support_queue.server.app import ENVIRONMENTS
+from servicebench_support_queue.server.encoding import result_json
+from servicebench_support_queue.server.store.log import Header, Replayer
+replayer = Replayer(ENVIRONMENTS)
+for header, entries in json.load(sys.stdin):
+    header = Header(**header)
+    for k in range(len(entries) + 1):
+        env, observation = replayer.replay(header, [e.encode() for e in entries[:k]])
+        both = result_json(observation) + env.state.model_dump_json().encode()
+        print(hashlib.sha256(both).hexdigest())
+"""
+
+
+def test_another_process_replays_a_log_to_the_same_bytes() -> None:
+    logs, expected = [], []
+    rng_actions = [
+        (ServiceBenchEnvironment, "return_and_refund", 7, list(SERVICEBENCH_SAMPLE)),
+        (SupportQueueEnvironment, "hard_exec_escalations", 2, list(SUPPORT_QUEUE_SAMPLE)),
+        (ServiceBenchEnvironment, "billing_discrepancy", None, list(SERVICEBENCH_SAMPLE)),
+    ]
+    for episode in rng_actions:
+        header, entries, live = play(*episode)
+        logs.append((header.__dict__, entries))
+        expected += [hashlib.sha256(result + state).hexdigest() for result, state in live]
+    done = subprocess.run(
+        [sys.executable, "-c", REPLAY_ELSEWHERE],
+        input=json.dumps(logs),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert done.stdout.split() == expected
+
+
+SERVICEBENCH_SAMPLE = [
+    ServiceBenchAction(service="user", endpoint="/users/lookup", params={"email": "x@y.z"}),
+    ServiceBenchAction(service="user", endpoint="/users/list", params={"page": 2}),
+    ServiceBenchAction(service="order", endpoint="/orders/lookup", params={"order_id": "ORD-1005"}),
+    ServiceBenchAction(
+        service="order",
+        endpoint="/orders/process-refund",
+        method="POST",
+        params={"order_id": "ORD-1005", "amount": "20.00", "reason": "damaged"},
+    ),
+    ServiceBenchAction(service="billing", endpoint="/invoices"),
+]
+SUPPORT_QUEUE_SAMPLE = [
+    SupportQueueAction(
+        priority=p, queue=q, disposition=d, summary=f"note {i}", response="On it.", confidence=0.3
+    )
+    for i, (p, q, d) in enumerate(zip(PRIORITIES, QUEUES, DISPOSITIONS, strict=False))
+]
