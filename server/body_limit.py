@@ -14,7 +14,7 @@ from typing import Any
 
 from starlette.exceptions import HTTPException
 
-from . import mcp
+from .mcp_rpc import refusal
 
 Scope = dict[str, Any]
 Message = dict[str, Any]
@@ -77,7 +77,7 @@ class BodyLimitMiddleware:
 def _refusal_body(scope: Scope, message: str) -> bytes:
     """The JSON error of a refused body: a JSON-RPC error object for MCP, else `{"detail": ...}`."""
     if scope["path"].endswith("/mcp"):
-        return json.dumps(mcp.refusal(message)).encode()
+        return json.dumps(refusal(message)).encode()
     return json.dumps({"detail": message}).encode()
 
 

@@ -14,13 +14,12 @@ Every request gets a JSON-RPC response, even a malformed one (-32700, -32600), a
 every problem is an error object; a tool call that did not happen (a finished
 episode, an invalid action, another environment's tool) is a result with
 `isError: true`, as MCP has tool failures reported, and leaves the episode as it was.
+The JSON-RPC framing (error codes, message validation, dispatch) is server/mcp_rpc.py;
+this module holds only the methods of a scope.
 """
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any
 
 from .. import __version__
@@ -29,56 +28,23 @@ from ..error_messages import shown
 from .episode import EpisodeEnvironment, EpisodeError
 from .episodes import Episodes, InvalidRequestError
 from .mcp_content import prompt, session_instructions, step_content, tool_error, tool_result
+from .mcp_rpc import (
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    SESSION_NOT_FOUND,
+    Opened,
+    Reply,
+    RpcEndpoint,
+    RpcError,
+    error_body,
+    object_param,
+)
 from .mcp_sessions import Attachments, Caller, new_session_data
 from .sessions import EpisodeNotFoundError
-from .strict_json import JsonInputError, MalformedJsonError, body_json
 
 PROTOCOL_VERSION = "2025-06-18"
 SUPPORTED_VERSIONS = (PROTOCOL_VERSION, "2025-03-26")
 """Protocol versions this server speaks: the latest first (Streamable HTTP came in 2025-03-26)."""
-PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS = -32700, -32600, -32601, -32602
-INTERNAL_ERROR = -32603
-TRANSPORT_ERROR = -32000
-"""A request the transport refuses before reading it: an Origin, a protocol version, an Accept."""
-SESSION_NOT_FOUND = -32001
-
-log = logging.getLogger("server")
-
-
-def error_body(code: int, message: str, request_id: Any = None) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
-
-
-def refusal(message: str) -> dict[str, Any]:
-    """The JSON-RPC error for a request refused before it could be read (e.g. too large)."""
-    return error_body(INVALID_REQUEST, f"Invalid request: {message}")
-
-
-@dataclass(frozen=True)
-class Reply:
-    """What one message gets: a JSON-RPC response with its HTTP status; a notification or a
-    response from the client gets none (`body` None: 202 Accepted over HTTP)."""
-
-    body: dict[str, Any] | None
-    status: int = 200
-    session_id: str | None = None
-    """A session `initialize` started: the transport announces it (Mcp-Session-Id)."""
-
-
-class RpcError(Exception):
-    """A request answered with a JSON-RPC error (and, over HTTP, `status`)."""
-
-    def __init__(self, code: int, message: str, status: int = 200) -> None:
-        super().__init__(message)
-        self.code, self.message, self.status = code, message, status
-
-
-@dataclass(frozen=True)
-class _Opened:
-    """A result that started a session the transport must announce."""
-
-    result: dict[str, Any]
-    session_id: str
 
 
 def _no_session(method: str) -> RpcError:
@@ -91,16 +57,7 @@ def _no_session(method: str) -> RpcError:
     )
 
 
-def _object(params: dict[str, Any], key: str) -> dict[str, Any]:
-    value = params.get(key)
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise RpcError(INVALID_PARAMS, f"{key} must be an object, got {type(value).__name__}")
-    return value
-
-
-class McpServer:
+class McpServer(RpcEndpoint):
     """The MCP methods of one scope (both environments at the root, one under a prefix)."""
 
     def __init__(self, episodes: Episodes, attachments: Attachments) -> None:
@@ -110,72 +67,22 @@ class McpServer:
         self.tools = {tool.name: tool for tool in tools}
         self._tool_list = [tool.mcp_tool() for tool in tools]
         self.tasks = {card.id: card for env in episodes.envs for card in env.tasks}
-        self._methods: dict[str, Callable[[dict[str, Any], Caller], Awaitable[Any]]] = {
-            "initialize": self._initialize,
-            "ping": self._ping,
-            "tools/list": self._list_tools,
-            "tools/call": self._call_tool,
-            "prompts/list": self._list_prompts,
-            "prompts/get": self._get_prompt,
-            "openenv/session/create": self._create_session,
-            "openenv/session/close": self._close_session,
-        }
+        super().__init__(
+            {
+                "initialize": self._initialize,
+                "ping": self._ping,
+                "tools/list": self._list_tools,
+                "tools/call": self._call_tool,
+                "prompts/list": self._list_prompts,
+                "prompts/get": self._get_prompt,
+                "openenv/session/create": self._create_session,
+                "openenv/session/close": self._close_session,
+            }
+        )
 
     # ------------------------------------------------------------------ messages
 
-    async def handle(
-        self, raw: bytes, content_type: str | None, caller: Caller, can_reply: bool = True
-    ) -> Reply:
-        """The reply to one raw HTTP body; `can_reply` False: the client accepts no reply
-        this server can give, so a request is refused (406) before it runs."""
-        try:
-            message = body_json(raw, content_type)
-        except MalformedJsonError as exc:
-            return Reply(error_body(PARSE_ERROR, f"Parse error: {exc}"))
-        except JsonInputError as exc:
-            return Reply(refusal(str(exc)))
-        return await self.handle_message(message, caller, can_reply)
-
-    async def handle_message(self, message: Any, caller: Caller, can_reply: bool = True) -> Reply:
-        """The reply to one parsed message (an HTTP body, or a WebSocket `mcp` message's data)."""
-        if (
-            not isinstance(message, dict)
-            or message.get("jsonrpc") != "2.0"
-            or ("method" not in message and not ({"result", "error"} & set(message)))
-        ):
-            return Reply(refusal('expected {"jsonrpc": "2.0", "method": ..., "id": ...}'))
-        method = message.get("method")
-        if method is None:  # a response to a request of ours: this server sends none
-            return Reply(None, 202)
-        if not isinstance(method, str):
-            return Reply(refusal(f"method must be a string, got {type(method).__name__}"))
-        stale = await self._stale_session(caller, method)
-        if stale is not None:
-            return stale
-        if "id" not in message:
-            if method.startswith("notifications/"):
-                return Reply(None, 202)
-            return Reply(
-                refusal(f"{method} is a request and needs an id (only notifications/* omit it)"),
-                400,
-            )
-        request_id = message["id"]
-        if isinstance(request_id, bool) or not isinstance(request_id, (str, int, float)):
-            kind = "null" if request_id is None else type(request_id).__name__
-            return Reply(refusal(f"id must be a string or a number, got {kind}"))
-        if not can_reply:
-            return Reply(
-                error_body(
-                    TRANSPORT_ERROR,
-                    "Not Acceptable: the Accept header must allow application/json "
-                    "or text/event-stream",
-                    request_id,
-                ),
-                406,
-            )
-        return await self._answer(method, message.get("params"), caller, request_id)
-
-    async def _stale_session(self, caller: Caller, method: str) -> Reply | None:
+    async def screen(self, caller: Caller, method: str) -> Reply | None:
         """404 for a session the transport names that is gone (MCP: start a new one)."""
         if caller.session_id is None or caller.over_websocket or method == "initialize":
             return None
@@ -189,28 +96,6 @@ class McpServer:
             ),
             404,
         )
-
-    async def _answer(self, method: str, params: Any, caller: Caller, request_id: Any) -> Reply:
-        params = {} if params is None else params  # an empty array is still not an object
-        if not isinstance(params, dict):
-            return Reply(error_body(INVALID_PARAMS, "params must be an object", request_id))
-        handler = self._methods.get(method)
-        if handler is None:
-            return Reply(error_body(METHOD_NOT_FOUND, f"Method not found: {method}", request_id))
-        try:
-            result = await handler(params, caller)
-        except RpcError as exc:
-            return Reply(error_body(exc.code, exc.message, request_id), exc.status)
-        except EpisodeError as exc:
-            return Reply(error_body(INVALID_PARAMS, str(exc), request_id))
-        except Exception as exc:  # noqa: BLE001 - a bug: still a JSON-RPC answer
-            log.exception("unhandled error in the MCP method %s", method)
-            return Reply(
-                error_body(INTERNAL_ERROR, f"Internal error: {type(exc).__name__}", request_id)
-            )
-        if isinstance(result, _Opened):
-            return Reply(_ok(result.result, request_id), session_id=result.session_id)
-        return Reply(_ok(result, request_id))
 
     # ------------------------------------------------------------------ sessions
 
@@ -255,7 +140,7 @@ class McpServer:
             return result
         env, observation = await self.episodes.reset(new_session_data(caller.defaults, {}))
         result["instructions"] = session_instructions(env, observation)
-        return _Opened(result, env.episode_id)
+        return Opened(result, env.episode_id)
 
     async def _create_session(self, params: dict[str, Any], caller: Caller) -> dict[str, Any]:
         if caller.over_websocket and caller.session_id is not None:
@@ -319,7 +204,7 @@ class McpServer:
             raise RpcError(
                 INVALID_PARAMS, f"Tool not found: {shown(name)}; tools: {', '.join(self.tools)}"
             )
-        arguments = _object(params, "arguments")
+        arguments = object_param(params, "arguments")
         env = await self.session(params, caller, "tools/call")
         if env is None:
             raise _no_session("tools/call")
@@ -344,7 +229,7 @@ class McpServer:
                 f"Prompt not found: {shown(name)}; prompts (one per task): "
                 + ", ".join(self.tasks),
             )
-        arguments = _object(params, "arguments")
+        arguments = object_param(params, "arguments")
         unknown = sorted(set(arguments) - {"seed"})
         if unknown:
             raise RpcError(INVALID_PARAMS, f"unknown argument(s) {shown(unknown)}; takes: seed")
@@ -382,10 +267,6 @@ class McpServer:
         return tool.action(arguments)
 
 
-def _ok(result: Any, request_id: Any) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": request_id, "result": result}
-
-
 def _seed(value: Any) -> int:
     """A prompt argument's seed (MCP prompt arguments are strings): digits, or a number."""
     if isinstance(value, str) and value.strip().isdigit() and value.strip().isascii():
@@ -395,13 +276,4 @@ def _seed(value: Any) -> int:
     raise RpcError(INVALID_PARAMS, f"seed must be written in digits, got {shown(value)}")
 
 
-__all__ = [
-    "PROTOCOL_VERSION",
-    "SUPPORTED_VERSIONS",
-    "Caller",
-    "McpServer",
-    "Reply",
-    "RpcError",
-    "error_body",
-    "refusal",
-]
+__all__ = ["PROTOCOL_VERSION", "SUPPORTED_VERSIONS", "McpServer"]

@@ -32,17 +32,16 @@ from fastapi.responses import Response
 from .body_limit import BodyTooLarge
 from .fast_path import CONTENT_TYPE_HEADER
 from .fast_path import _dumps as json_bytes
-from .mcp import (
+from .mcp import SUPPORTED_VERSIONS, McpServer
+from .mcp_rpc import (
     INVALID_REQUEST,
     SESSION_NOT_FOUND,
-    SUPPORTED_VERSIONS,
     TRANSPORT_ERROR,
-    Caller,
-    McpServer,
     Reply,
     error_body,
     refusal,
 )
+from .mcp_sessions import Caller
 from .settings import Settings
 
 JSON, SSE = "application/json", "text/event-stream"
