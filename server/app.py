@@ -16,6 +16,7 @@ import os
 
 from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
+from uvicorn.config import STARTUP_FAILURE
 
 from .body_limit import BodyLimitMiddleware
 from .episode import EpisodeEnvironment
@@ -70,7 +71,18 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     return app
 
 
-app = create_app()
+def _app_from_env() -> FastAPI:
+    """The app of the environment's settings. A malformed setting stops the server with its
+    message and uvicorn's startup-failure status, which its `--workers` supervisor reads as
+    "every worker would fail the same way": no traceback, no endless restarts."""
+    try:
+        return create_app()
+    except ValueError as exc:
+        logging.getLogger("uvicorn.error").error("cannot start: %s", exc)
+        raise SystemExit(STARTUP_FAILURE) from None
+
+
+app = _app_from_env()
 
 
 def main() -> None:

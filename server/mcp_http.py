@@ -30,6 +30,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import Response
 
 from .body_limit import BodyTooLarge
+from .episode import EpisodeError
 from .fast_path import CONTENT_TYPE_HEADER
 from .fast_path import _dumps as json_bytes
 from .mcp import SUPPORTED_VERSIONS, McpServer
@@ -38,6 +39,7 @@ from .mcp_rpc import (
     SESSION_NOT_FOUND,
     TRANSPORT_ERROR,
     Reply,
+    episode_error_reply,
     error_body,
     refusal,
 )
@@ -198,7 +200,11 @@ def install(app: FastAPI, server: McpServer, settings: Settings) -> None:
                 ),
                 400,
             )
-        closed = await server.close(session_id)
+        try:
+            closed = await server.close(session_id)
+        except EpisodeError as exc:
+            reply = episode_error_reply(exc)
+            return _json(reply.body, reply.status)
         if closed is None:
             return _json(error_body(SESSION_NOT_FOUND, "Session not found"), 404)
         return _json(closed)

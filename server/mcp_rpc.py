@@ -51,6 +51,15 @@ class Reply:
     """A session `initialize` started: the transport announces it (Mcp-Session-Id)."""
 
 
+def episode_error_reply(exc: EpisodeError, request_id: Any = None) -> Reply:
+    """The JSON-RPC error of an episode operation that failed: invalid params for the
+    client's mistakes (an unknown task or session), a server error with the status for
+    the server's (the episode store away: 503, send it again)."""
+    if exc.status >= 500:
+        return Reply(error_body(INTERNAL_ERROR, str(exc), request_id), exc.status)
+    return Reply(error_body(INVALID_PARAMS, str(exc), request_id))
+
+
 class RpcError(Exception):
     """A request answered with a JSON-RPC error (and, over HTTP, `status`)."""
 
@@ -109,7 +118,14 @@ class RpcEndpoint:
             return Reply(None, 202)
         if not isinstance(method, str):
             return Reply(refusal(f"method must be a string, got {type(method).__name__}"))
-        screened = await self.screen(caller, method)
+        try:
+            screened = await self.screen(caller, method)
+        except EpisodeError as exc:  # the store is away: which session is gone is not known
+            request_id = message.get("id")
+            valid_id = isinstance(request_id, (str, int, float)) and not isinstance(
+                request_id, bool
+            )
+            return episode_error_reply(exc, request_id if valid_id else None)
         if screened is not None:
             return screened
         if "id" not in message:
@@ -152,7 +168,7 @@ class RpcEndpoint:
         except RpcError as exc:
             return Reply(error_body(exc.code, exc.message, request_id), exc.status)
         except EpisodeError as exc:
-            return Reply(error_body(INVALID_PARAMS, str(exc), request_id))
+            return episode_error_reply(exc, request_id)
         except Exception as exc:  # noqa: BLE001 - a bug: still a JSON-RPC answer
             log.exception("unhandled error in the MCP method %s", method)
             return Reply(
@@ -180,6 +196,7 @@ __all__ = [
     "Reply",
     "RpcEndpoint",
     "RpcError",
+    "episode_error_reply",
     "error_body",
     "object_param",
     "refusal",

@@ -206,6 +206,7 @@ class _Session:
 
 
 NORMAL_CLOSURE = 1000
+TRY_AGAIN_LATER = 1013
 
 
 async def _attach(socket: WebSocket, mcp: McpServer | None) -> str | None | bool:
@@ -214,11 +215,16 @@ async def _attach(socket: WebSocket, mcp: McpServer | None) -> str | None | bool
     session_id = socket.query_params.get("session_id")
     if session_id is None or mcp is None:
         return None
-    problem = await mcp.attach(session_id)
+    close_code = 1008
+    try:
+        problem = await mcp.attach(session_id)
+    except EpisodeError as exc:  # the store is away, or holds another version's log
+        problem = str(exc)
+        close_code = TRY_AGAIN_LATER if exc.status >= 500 else close_code
     if problem is None:
         return session_id
     await socket.send_text(_error(problem, WSErrorCode.SESSION_ERROR).decode())
-    await socket.close(code=1008)
+    await socket.close(code=close_code)
     return False
 
 
@@ -240,9 +246,13 @@ async def serve(
                 max_sessions=limit.maximum,
             ).decode()
         )
-        await socket.close(code=1013)
+        await socket.close(code=TRY_AGAIN_LATER)
         return
-    attached = await _attach(socket, mcp)
+    try:
+        attached = await _attach(socket, mcp)
+    except BaseException:
+        limit.release()  # whatever happened, the slot is not this connection's any more
+        raise
     if attached is False:
         limit.release()
         return
@@ -266,4 +276,7 @@ async def serve(
     finally:
         limit.release()
         if mcp is not None and session.attached is not None:
-            await mcp.detach(session.attached)
+            try:
+                await mcp.detach(session.attached)
+            except EpisodeError as exc:  # the store is away: a deferred close waits for expiry
+                log.warning("could not detach from MCP session %s: %s", session.attached, exc)

@@ -38,7 +38,7 @@ from ..sessions import (
     taken_by_another,
 )
 from .backend import Backend, Elements, Status
-from .log import Header, Replayer, catch_up, entry_of, same_action
+from .log import Header, Replayer, catch_up, entry_of, replay_version, same_action
 
 MAX_ATTEMPTS = 4
 """How often a step is computed again after other processes stepped its episode first."""
@@ -69,6 +69,7 @@ class DurableStore(EpisodeStore):
             raise ValueError("max_live must be at least 1")
         self.backend = backend
         self.replayer = Replayer(envs)
+        replay_version()  # the code as it starts, not as the disk holds it at the first step
         self.max_live = max_live
         self.ttl_seconds = ttl_seconds
         self._cache: OrderedDict[str, _Cached] = OrderedDict()

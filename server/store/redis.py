@@ -18,7 +18,9 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import os
+import re
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError, ResponseError
@@ -36,11 +38,24 @@ CONNECT_TIMEOUT_S = 3.0
 Command = tuple[Any, ...]
 
 
+def check_database(url: str, described: str) -> None:
+    """Refuse a redis:// URL whose path is not a database number: redis-py would read it
+    as database 0 (perhaps another deployment's) without a word."""
+    split = urlsplit(url)
+    database = unquote(split.path).strip("/")
+    if split.scheme in ("redis", "rediss") and database and not re.fullmatch("[0-9]+", database):
+        raise ValueError(
+            f"EPISODE_STORE={described!r}: the path of a Redis URL is its database number "
+            f"(redis://HOST:PORT/DB), got {database!r}"
+        )
+
+
 class RedisBackend(Backend):
     """Episode logs in one Redis, shared by every process that opens the same URL."""
 
     def __init__(self, url: str, described: str, max_live: int, ttl_seconds: float) -> None:
         self.url = described
+        check_database(url, described)
         self._pool = aioredis.ConnectionPool.from_url(
             url, socket_timeout=None, socket_connect_timeout=CONNECT_TIMEOUT_S
         )

@@ -79,6 +79,11 @@ def database_path(url: str) -> tuple[str, str]:
             f"EPISODE_STORE={url!r}: the only option is ?synchronous=full (the default) or "
             "?synchronous=normal"
         )
+    if os.path.isdir(rest) or not os.path.isdir(os.path.dirname(rest)):
+        raise ValueError(
+            f"EPISODE_STORE={url!r}: the database file's directory must exist (and the path "
+            "must not be a directory itself)"
+        )
     return rest, synchronous
 
 

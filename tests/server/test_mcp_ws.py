@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 from mcp_support import Session, rpc
+from server_process import free_port
 from starlette.websockets import WebSocketDisconnect
 
 from servicebench_support_queue.server.app import create_app
@@ -130,3 +131,19 @@ def test_mcp_messages_over_a_websocket_of_its_own(client: TestClient) -> None:
             unknown["data"]["code"] == "VALIDATION_ERROR" and "nope" in unknown["data"]["message"]
         )
     assert other.state().json()["step_count"] == 1
+
+
+def test_attaching_while_the_store_is_away_is_a_session_error_and_frees_its_slot() -> None:
+    nothing_there = f"redis://127.0.0.1:{free_port()}/0"
+    client = TestClient(create_app(Settings(episode_store=nothing_there, max_ws_sessions=2)))
+    for _ in range(3):  # more attempts than slots: each must give its slot back
+        with client.websocket_connect("/ws?session_id=some-session") as socket:
+            reply = socket.receive_json()
+            assert reply["data"]["code"] == "SESSION_ERROR", reply
+            assert "episode store" in reply["data"]["message"]
+            with pytest.raises(WebSocketDisconnect) as closed:
+                socket.receive_json()
+            assert closed.value.code == 1013  # try again later
+    with client.websocket_connect("/ws") as socket:
+        reply = exchange(socket, {"type": "state"})
+        assert reply["data"]["code"] == "EXECUTION_ERROR", reply  # a session, not at capacity

@@ -9,9 +9,11 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from mcp_support import Session, rpc
+from mcp_support import Session, initialize_params, rpc
+from server_process import free_port
 
 from servicebench_support_queue.server.app import create_app
+from servicebench_support_queue.server.mcp_rpc import INTERNAL_ERROR
 from servicebench_support_queue.server.settings import Settings
 
 JANE = {"email": "jane.doe@example.com"}
@@ -74,3 +76,27 @@ def test_any_process_serves_any_session(apps: Any) -> None:
     assert second.delete("/mcp", headers={"Mcp-Session-Id": session.id}).status_code == 200
     session.client = first
     assert session.post(rpc("tools/list")).status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("method", "params", "session"),
+    [
+        ("initialize", initialize_params(), None),
+        ("openenv/session/create", {}, None),
+        ("openenv/session/close", {"session_id": "some-session"}, None),
+        ("tools/call", {"name": "lookup_user", "arguments": JANE}, "some-session"),
+        ("tools/list", None, "some-session"),
+    ],
+)
+def test_an_unreachable_store_is_a_json_rpc_error_with_503(
+    method: str, params: dict[str, Any] | None, session: str | None
+) -> None:
+    nothing_there = f"redis://127.0.0.1:{free_port()}/0"
+    with TestClient(create_app(Settings(episode_store=nothing_there))) as client:
+        headers = {"Accept": "application/json", **({"Mcp-Session-Id": session} if session else {})}
+        response = client.post("/mcp", json=rpc(method, params), headers=headers)
+        assert response.status_code == 503, response.text
+        error = response.json()["error"]
+        assert error["code"] == INTERNAL_ERROR and "episode store" in error["message"]
+        deleted = client.delete("/mcp", headers={"Mcp-Session-Id": "some-session"})
+        assert deleted.status_code == 503 and deleted.json()["error"]["code"] == INTERNAL_ERROR

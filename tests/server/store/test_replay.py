@@ -195,3 +195,31 @@ SUPPORT_QUEUE_SAMPLE = [
     )
     for i, (p, q, d) in enumerate(zip(PRIORITIES, QUEUES, DISPOSITIONS, strict=False))
 ]
+
+
+def test_the_replay_version_is_the_code_at_startup_not_at_the_first_step(
+    tmp_path: Any, monkeypatch: Any
+) -> None:
+    """Workers started together must agree however late each plays its first episode:
+    files changed on disk after startup (running in no worker) change no header."""
+    import sqlite3
+
+    from fastapi.testclient import TestClient
+
+    from servicebench_support_queue.server.app import create_app
+    from servicebench_support_queue.server.settings import Settings
+    from servicebench_support_queue.server.store import log
+
+    database = tmp_path / "episodes.db"
+    log.replay_version.cache_clear()
+    at_startup = log.code_digest()[:16]
+    try:
+        with TestClient(create_app(Settings(episode_store=f"sqlite://{database}"))) as client:
+            monkeypatch.setattr(log, "code_digest", lambda: "0" * 64)  # files change on disk
+            assert client.post("/reset", json={}).status_code == 200
+        with sqlite3.connect(database) as db:
+            (header,) = db.execute("SELECT header FROM episodes").fetchone()
+        assert json.loads(header)["version"].endswith("+" + at_startup)
+    finally:
+        monkeypatch.undo()
+        log.replay_version.cache_clear()
