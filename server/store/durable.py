@@ -13,14 +13,18 @@ cache: a fork that was not recorded is thrown away.
 A step sent with `step_index` names the step it means. If that step is already in
 the log with the same action (a retry whose first answer was lost), it is answered
 again by replaying the log up to it, and not applied twice; with another action it
-is a 409. Without `step_index`, two concurrent steps both apply, one after the other.
+is a 409. Without `step_index`, steps sent at once to one process take turns (a lock per
+episode in flight), so each applies once, one after the other; steps sent at once to two
+processes race for the append, and the loser retries on the new state as above.
 """
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import AsyncIterator, Iterable, Sequence
+from contextlib import asynccontextmanager
 from time import monotonic
 
 from openenv.core.env_server.types import Action
@@ -73,6 +77,8 @@ class DurableStore(EpisodeStore):
         self.max_live = max_live
         self.ttl_seconds = ttl_seconds
         self._cache: OrderedDict[str, _Cached] = OrderedDict()
+        self._turns: dict[str, tuple[asyncio.Lock, int]] = {}
+        """Episodes with steps in flight in this process: their lock and how many hold or wait."""
 
     # ----------------------------------------------------------------- cache
 
@@ -154,7 +160,30 @@ class DurableStore(EpisodeStore):
             raise not_found(episode_id, env_names, self.ttl_seconds)
         return cached
 
+    @asynccontextmanager
+    async def _turn(self, episode_id: str) -> AsyncIterator[None]:
+        """This process's steps of one episode one at a time, so they do not race each other
+        for the append; the lock is dropped once no step of the episode is in flight."""
+        lock, users = self._turns.get(episode_id, (None, 0))
+        lock = lock or asyncio.Lock()
+        self._turns[episode_id] = (lock, users + 1)
+        try:
+            async with lock:
+                yield
+        finally:
+            lock, users = self._turns[episode_id]
+            if users == 1:
+                del self._turns[episode_id]
+            else:
+                self._turns[episode_id] = (lock, users - 1)
+
     async def step(
+        self, env: EpisodeEnvironment, action: Action, step_index: int | None
+    ) -> Stepped:
+        async with self._turn(env.episode_id):
+            return await self._step(env, action, step_index)
+
+    async def _step(
         self, env: EpisodeEnvironment, action: Action, step_index: int | None
     ) -> Stepped:
         episode_id, names = env.episode_id, (env.env_name,)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -344,3 +345,15 @@ def test_websocket_resets_are_not_the_latest_episode(nodes: Any) -> None:
     with node.client.websocket_connect("/ws") as socket:
         ws_message(socket, "reset", {"task_id": "billing_discrepancy"})
         assert node.state()["episode_id"] == http
+
+
+def test_concurrent_steps_in_one_process_take_turns_and_all_apply(nodes: Any) -> None:
+    """Steps sent at once on one episode, without step_index, to one process: each applies
+    once, one after the other (across processes the loser retries, then gets a 409)."""
+    node = nodes()
+    episode = node.reset(task_id="billing_discrepancy")["episode_id"]
+    with ThreadPoolExecutor(8) as pool:
+        answers = list(pool.map(lambda _: node.step(LOOKUP, episode_id=episode), range(8)))
+    steps = sorted(answer.json()["observation"]["info"]["step"] for answer in answers)
+    assert steps == list(range(1, 9))
+    assert calls(node.state(episode)) == [(i, "/users/lookup") for i in range(1, 9)]
