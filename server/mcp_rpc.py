@@ -51,6 +51,11 @@ class Reply:
     """A session `initialize` started: the transport announces it (Mcp-Session-Id)."""
 
 
+def _valid_id(value: Any) -> bool:
+    """A JSON-RPC request id this server answers with: a string or a number (not a bool)."""
+    return isinstance(value, (str, int, float)) and not isinstance(value, bool)
+
+
 def episode_error_reply(exc: EpisodeError, request_id: Any = None) -> Reply:
     """The JSON-RPC error of an episode operation that failed: invalid params for the
     client's mistakes (an unknown task or session), a server error with the status for
@@ -122,10 +127,7 @@ class RpcEndpoint:
             screened = await self.screen(caller, method)
         except EpisodeError as exc:  # the store is away: which session is gone is not known
             request_id = message.get("id")
-            valid_id = isinstance(request_id, (str, int, float)) and not isinstance(
-                request_id, bool
-            )
-            return episode_error_reply(exc, request_id if valid_id else None)
+            return episode_error_reply(exc, request_id if _valid_id(request_id) else None)
         if screened is not None:
             return screened
         if "id" not in message:
@@ -136,7 +138,7 @@ class RpcEndpoint:
                 400,
             )
         request_id = message["id"]
-        if isinstance(request_id, bool) or not isinstance(request_id, (str, int, float)):
+        if not _valid_id(request_id):
             kind = "null" if request_id is None else type(request_id).__name__
             return Reply(refusal(f"id must be a string or a number, got {kind}"))
         if not can_reply:

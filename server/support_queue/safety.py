@@ -227,23 +227,24 @@ def _holds_somewhere(
     return False
 
 
+def our_pronouns_in(reply: Reply) -> frozenset[int]:
+    """The "they"/"them" of `reply` that mean our team, by this grammar's words."""
+    return our_pronouns(
+        reply.tokens,
+        _US_AGENT,
+        _THIRD_PARTIES,
+        _AUXILIARIES,
+        reply.text,
+        reply.starts,
+        reply.sentence_starts,
+    )
+
+
 def _frame_hits(reply: Reply) -> dict[int, Hit]:
     """Rule number -> its first frame match that nothing cancels. A frame is tried only in
     sentences that hold a word of each of its required elements, found through its rarest."""
     found: dict[int, Hit] = {}
-    ours = (
-        our_pronouns(
-            reply.tokens,
-            _US_AGENT,
-            _THIRD_PARTIES,
-            _AUXILIARIES,
-            reply.text,
-            reply.starts,
-            reply.sentence_starts,
-        )
-        if not THEY.isdisjoint(reply.vocabulary)
-        else frozenset()
-    )
+    ours = our_pronouns_in(reply) if not THEY.isdisjoint(reply.vocabulary) else frozenset()
     for sentence, words in enumerate(reply.sentence_vocabularies):
         candidates = {pair for word in words for pair in FRAMES_BY_WORD.get(word, ())}
         for rule_number, frame_number in sorted(candidates):

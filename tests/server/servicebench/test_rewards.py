@@ -1,5 +1,5 @@
 """Reward shaping, one test per row of the seed's reward tables, plus call identity and the
-base-progress allowance (outcome rows and the penalty carry: test_servicebench_rewards_outcomes.py).
+base-progress allowance (outcome rows and the penalty carry: test_rewards_outcomes.py).
 
 Calls go through real services (a fresh ServiceState) into the pure `score_call`.
 """

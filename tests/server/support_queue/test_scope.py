@@ -6,18 +6,15 @@ import pytest
 
 from servicebench_support_queue.server.support_queue.clauses import read
 from servicebench_support_queue.server.support_queue.safety import (
-    _AUXILIARIES,
-    _THIRD_PARTIES,
-    _US_AGENT,
     GRAMMAR,
     RULES,
+    our_pronouns_in,
 )
 from servicebench_support_queue.server.support_queue.scope import (
     clause_governed,
     clause_start,
     governed,
     in_phrase,
-    our_pronouns,
 )
 
 RULE = {rule.name: rule for rule in RULES}
@@ -111,13 +108,5 @@ def test_a_word_that_governs_the_whole_clause(
 )
 def test_they_is_our_team_only_when_our_team_is_the_nearest_agent(text: str, ours: bool) -> None:
     reply = read(text, GRAMMAR)
-    found = our_pronouns(
-        reply.tokens,
-        _US_AGENT,
-        _THIRD_PARTIES,
-        _AUXILIARIES,
-        reply.text,
-        reply.starts,
-        reply.sentence_starts,
-    )
+    found = our_pronouns_in(reply)
     assert (reply.tokens.index("they") in found) is ours
