@@ -161,7 +161,7 @@ class NamedOthers:
         self._own_address = re.compile(
             r"(?:\byour\b(?:\s+[\w-]+){0,3}\s+(?:"
             + contact
-            + r")(?:\s+on\s+file)?(?:\s+at)?|\byou\s+at"
+            + r")(?:\s+on\s+file)?(?:\s+at|\s+is|\s+was)?|\byou\s+at"
             # "your workspace has 14 users and the owner is listed as ...": a role of yours
             + r"|\byour\b[^.;!?@]{0,70}?\b(?:is|are|was)\s+(?:listed|set|registered|recorded"
             + r"|shown|configured)\s+(?:as|to))\W{0,3}$"
@@ -221,7 +221,8 @@ class NamedOthers:
             return False
         for i in range(len(preceding) - 1, max(-1, len(preceding) - 12), -1):
             if preceding[i] in self._org:
-                return not self._quantifiers.isdisjoint(preceding[max(0, i - 4) : i])
+                # "a competitor" is another customer by itself
+                return not self._quantifiers.isdisjoint(preceding[max(0, i - 4) : i + 1])
         return False
 
     def _with_cue(self, name: str, before: str, after: str) -> bool:
