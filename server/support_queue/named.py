@@ -66,6 +66,7 @@ _LIKE_YOU = re.compile(
     r"|same\s+\w+\s+as\s+you(?:rs)?)\b",
     re.IGNORECASE,
 )
+_VAGUE_VERBS = frozenset({"has", "had", "have", "get", "gets", "got"})
 _GREETINGS = frozenset({"hi", "hello", "hey", "dear", "thanks", "thank"})
 _ON_YOUR_SIDE = re.compile(r"\s+(?:on|from|in|at)\s+your\b", re.IGNORECASE)
 
@@ -123,14 +124,7 @@ class NamedOthers:
         self._business = written("BUSINESS_VERB")
         # a verb of usage, then a quantity: "Vantage Retail generated about 2 TB of exports"
         # ("has", "got"... say too little to count: prices are _PAYS's)
-        usage = (self._business | written("USAGE_VERB")) - {
-            "has",
-            "had",
-            "have",
-            "get",
-            "gets",
-            "got",
-        }
+        usage = (self._business | written("USAGE_VERB")) - _VAGUE_VERBS
         self._usage = re.compile(
             r"(?:\W*(?:who|which|that|they)\b)?[^.;!?,]{0,30}?\b(?:"
             + "|".join(sorted(usage))
