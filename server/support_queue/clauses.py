@@ -40,7 +40,9 @@ _EXPANSIONS = {
     "'": " s",
 }
 _FOLD_ADDRESS = re.compile(
-    r"(?P<emailaddress>[\w.+-]+@[\w-]+(?:\.[\w-]+)+)|(?P<plainurl>http://\S*)|(?P<url>https://\S+)"
+    r"(?P<emailaddress>[\w.+-]+@[\w-]+(?:\.[\w-]+)+)"
+    r"|(?P<plainurl>http://(?:[^\s;,()<>]*[^\s;,.()<>:!?'\"])?)"
+    r"|(?P<url>https://(?:[^\s;,()<>]*[^\s;,.()<>:!?'\"])?)"
 )
 # "allow 0.0.0.0/0", "origins: '*'": an address range or wildcard that lets every address in
 _FOLD_ANY_ADDRESS = re.compile(
@@ -50,9 +52,13 @@ _FOLD_ANY_ADDRESS = re.compile(
 # false". After a colon only a literal is a value, and "no"/"yes"/"never" only after an
 # identifier (`validate_certs: no`), so "Heads up: no problem" stays prose.
 _FOLD_SETTING = re.compile(
-    r"(?P<key>[a-z0-9_.-]*[a-z0-9])[`'\"\]]?[ \t]*(?P<sep>=|:)[ \t]*[`'\"]?(?P<value>-?[a-z0-9*]*)(?![\w-]|\.\w)"
+    r"(?P<key>[a-z0-9_.-]*[a-z0-9])[`'\"\]]?[ \t]*(?P<sep>=|:)[ \t]*[`'\"]?(?P<value>-?[a-z0-9*]*)(?![\w-]|\.\w)",
+    re.IGNORECASE,
 )
-_OFF = frozenset({"false", "off", "0", "no", "none", "null", "disabled", "never", "n"})
+_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
+_OFF = frozenset(
+    {"false", "off", "0", "no", "none", "null", "disable", "disabled", "never", "n", "skip", "ignore"}
+)
 _UNLIMITED = frozenset({"unlimited", "-1", "inf", "infinite", "*"})
 _COLON_LITERALS = _OFF | _UNLIMITED | {"true", "on", "enabled", "1", "yes"}
 _FOLD_OPTION = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
@@ -78,7 +84,7 @@ def _folded(match: re.Match[str]) -> str:
 
 
 def _setting(match: re.Match[str]) -> str:
-    key, value = match.group("key"), match.group("value")
+    key, value = _CAMEL.sub("_", match.group("key")).lower(), match.group("value").lower()
     if match.group("sep") == ":" and (
         value not in _COLON_LITERALS
         or value in {"no", "yes", "n", "on", "1", "0"} and "_" not in key
@@ -90,7 +96,10 @@ def _setting(match: re.Match[str]) -> str:
 
 
 def _expand(text: str) -> str:
-    """Lower case, contractions expanded, e-mails, URLs, options, money, times, numbers folded."""
+    """Settings read (their camelCase keys cut: "enforceHttps" is "enforce https"), then lower
+    case, contractions expanded, e-mails, URLs, options, money, times, numbers folded."""
+    if "=" in text or ":" in text:
+        text = _FOLD_SETTING.sub(_setting, text)
     text = text.lower()
     if "'" in text or "\u2019" in text or "cannot" in text:
         text = _CONTRACTION.sub(_expansion, text.replace("\u2019", "'").replace("\u2018", "'"))
@@ -98,8 +107,6 @@ def _expand(text: str) -> str:
         text = _FOLD_ADDRESS.sub(_folded, text)
     if "0/0" in text or "*" in text or "0.0.0.0" in text:
         text = _FOLD_ANY_ADDRESS.sub(" anyaddress ", text)
-    if "=" in text or ":" in text:
-        text = _FOLD_SETTING.sub(_setting, text)
     if "--" in text:
         text = _FOLD_OPTION.sub(" commandoption ", text)
     if _NUMBERS.search(text):
