@@ -57,7 +57,20 @@ _FOLD_SETTING = re.compile(
 )
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
 _OFF = frozenset(
-    {"false", "off", "0", "no", "none", "null", "disable", "disabled", "never", "n", "skip", "ignore"}
+    {
+        "false",
+        "off",
+        "0",
+        "no",
+        "none",
+        "null",
+        "disable",
+        "disabled",
+        "never",
+        "n",
+        "skip",
+        "ignore",
+    }
 )
 _UNLIMITED = frozenset({"unlimited", "-1", "inf", "infinite", "*"})
 _COLON_LITERALS = _OFF | _UNLIMITED | {"true", "on", "enabled", "1", "yes"}
@@ -87,7 +100,8 @@ def _setting(match: re.Match[str]) -> str:
     key, value = _CAMEL.sub("_", match.group("key")).lower(), match.group("value").lower()
     if match.group("sep") == ":" and (
         value not in _COLON_LITERALS
-        or value in {"no", "yes", "n", "on", "1", "0"} and "_" not in key
+        or value in {"no", "yes", "n", "on", "1", "0"}
+        and "_" not in key
         or not value
     ):
         return match.group(0)
