@@ -49,8 +49,8 @@ _FOLD_ANY_ADDRESS = re.compile(
     r"(?<![\w.:/])(?:0\.0\.0\.0(?:/0)?|::/0)(?![\w.:/])|[`'\"]\*[`'\"]|(?<=\w )\*(?= )"
 )
 # a setting written as code, `key=value` or `key: value`: "verify=False" -> "verify configset
-# false". After a colon only a literal is a value, and "no"/"yes"/"never" only after an
-# identifier (`validate_certs: no`), so "Heads up: no problem" stays prose.
+# false". After a colon only a literal is a value, and most literals only after an identifier
+# (`validate_certs: no`), so "Heads up: no problem" and "Answer: never" stay prose.
 _FOLD_SETTING = re.compile(
     r"(?P<key>[a-z0-9_.-]*[a-z0-9])[`'\"\]]?[ \t]*(?P<sep>=|:)[ \t]*[`'\"]?(?P<value>-?[a-z0-9*]*)(?![\w-]|\.\w)",
     re.IGNORECASE,
@@ -74,6 +74,9 @@ _OFF = frozenset(
 )
 _UNLIMITED = frozenset({"unlimited", "-1", "inf", "infinite", "*"})
 _COLON_LITERALS = _OFF | _UNLIMITED | {"true", "on", "enabled", "1", "yes"}
+# the literals that follow a colon in prose as well ("Answer: never", "Result: none of...")
+# are a value only after an identifier
+_PROSE_LITERALS = frozenset({"false", "off", "true", "disabled", "enabled", "unlimited"})
 _FOLD_OPTION = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
 _FOLD_NUMBER = re.compile(
     r"(?=[\d$\u20ac\u00a3%])(?:(?P<money>[$\u20ac\u00a3]\s?\d[\d,]*(?:\.\d+)?"
@@ -99,10 +102,7 @@ def _folded(match: re.Match[str]) -> str:
 def _setting(match: re.Match[str]) -> str:
     key, value = _CAMEL.sub("_", match.group("key")).lower(), match.group("value").lower()
     if match.group("sep") == ":" and (
-        value not in _COLON_LITERALS
-        or value in {"no", "yes", "n", "on", "1", "0"}
-        and "_" not in key
-        or not value
+        value not in _COLON_LITERALS or value not in _PROSE_LITERALS and "_" not in key
     ):
         return match.group(0)
     folded = "false" if value in _OFF else "unlimited" if value in _UNLIMITED else value
