@@ -50,9 +50,11 @@ _FOLD_ANY_ADDRESS = re.compile(
 )
 # a setting written as code, `key=value` or `key: value`: "verify=False" -> "verify configset
 # false". After a colon only a literal is a value, and most literals only after an identifier
-# (`validate_certs: no`), so "Heads up: no problem" and "Answer: never" stay prose.
+# (`validate_certs: no`), so "Heads up: no problem" and "Answer: never" stay prose; a URL's
+# query ("?b=c") is no setting.
 _FOLD_SETTING = re.compile(
-    r"(?P<key>[a-z0-9_.-]*[a-z0-9])[`'\"\]]?[ \t]*(?P<sep>=|:)[ \t]*[`'\"]?(?P<value>-?[a-z0-9*]*)(?![\w-]|\.\w)",
+    r"(?<![\w.?&/=%-])(?P<key>[a-z0-9_.-]*[a-z0-9])[`'\"\]]?[ \t]*(?P<sep>=|:)"
+    r"[ \t]*[`'\"]?(?P<value>-?[a-z0-9*]*)(?![\w-]|\.\w)",
     re.IGNORECASE,
 )
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
