@@ -170,21 +170,18 @@ TELEMETRY_OFF: TelemetryConfig = {
 
 
 GC_YOUNG_THRESHOLD = 50_000
-"""Net new container objects between two young collections of the cyclic GC (Python's
-default: 700). Each young collection promotes whatever is alive at that moment, and a
-request waiting for a durable store's write is alive for a whole round trip: at the
-default, with 64 requests in flight on Redis, nearly every waiting request's objects
-reached the oldest generation, which then filled fast enough to run a full collection
-(100-150 ms of CPU over the live episodes) twice a second: a quarter to a third of the
-worker's CPU.
-Objects freed by reference counting (nearly all) never count towards this threshold, so
-it only bounds how much cyclic garbage waits for its collection (a few MB at most)."""
+"""Net new containers between two young collections of the cyclic GC (Python: 700). A young
+collection promotes all it finds alive, and a request waiting for a durable store's write
+lives a whole round trip: at 700, with 64 on Redis, the oldest generation filled so fast
+that full collections (100-150 ms each, over the live episodes) took a quarter to a third
+of the worker's CPU. Objects freed by reference counting (nearly all) do not count, so
+this only bounds the cyclic garbage awaiting collection (a few MB)."""
 
 
 @contextlib.asynccontextmanager
 async def on_startup(app: FastAPI) -> AsyncIterator[None]:
     """Keep credentials out of the access log, tune the cyclic GC, and close the episode
-    store's connections at shutdown.
+    store's connections at shutdown (and put the GC's thresholds back).
 
     What exists at startup (modules, the app, the seed data) lives as long as the
     process, yet every full collection of the cyclic GC would rescan it: a pause of
@@ -196,8 +193,10 @@ async def on_startup(app: FastAPI) -> AsyncIterator[None]:
     log_redaction.install()
     gc.collect()
     gc.freeze()
-    gc.set_threshold(GC_YOUNG_THRESHOLD, *gc.get_threshold()[1:])
+    thresholds = gc.get_threshold()
+    gc.set_threshold(GC_YOUNG_THRESHOLD, *thresholds[1:])
     yield
+    gc.set_threshold(*thresholds)
     store = getattr(app.state, "store", None)
     if store is not None:
         await store.close()
