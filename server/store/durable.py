@@ -23,8 +23,7 @@ from __future__ import annotations
 import asyncio
 import secrets
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Iterable, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Iterable, Sequence
 from time import monotonic
 
 from openenv.core.env_server.types import Action
@@ -59,6 +58,16 @@ class _Cached:
         self.last_used = now
 
 
+class _Turn:
+    """The lock of one episode's steps in this process, and how many steps hold or await it."""
+
+    __slots__ = ("lock", "users")
+
+    def __init__(self) -> None:
+        self.lock = asyncio.Lock()
+        self.users = 0
+
+
 class DurableStore(EpisodeStore):
     """Episodes as logs in `backend`, served from a per-process cache of rebuilt episodes."""
 
@@ -77,8 +86,8 @@ class DurableStore(EpisodeStore):
         self.max_live = max_live
         self.ttl_seconds = ttl_seconds
         self._cache: OrderedDict[str, _Cached] = OrderedDict()
-        self._turns: dict[str, tuple[asyncio.Lock, int]] = {}
-        """Episodes with steps in flight in this process: their lock and how many hold or wait."""
+        self._turns: dict[str, _Turn] = {}
+        """Episodes with steps in flight in this process."""
 
     # ----------------------------------------------------------------- cache
 
@@ -160,28 +169,23 @@ class DurableStore(EpisodeStore):
             raise not_found(episode_id, env_names, self.ttl_seconds)
         return cached
 
-    @asynccontextmanager
-    async def _turn(self, episode_id: str) -> AsyncIterator[None]:
-        """This process's steps of one episode one at a time, so they do not race each other
-        for the append; the lock is dropped once no step of the episode is in flight."""
-        lock, users = self._turns.get(episode_id, (None, 0))
-        lock = lock or asyncio.Lock()
-        self._turns[episode_id] = (lock, users + 1)
-        try:
-            async with lock:
-                yield
-        finally:
-            lock, users = self._turns[episode_id]
-            if users == 1:
-                del self._turns[episode_id]
-            else:
-                self._turns[episode_id] = (lock, users - 1)
-
     async def step(
         self, env: EpisodeEnvironment, action: Action, step_index: int | None
     ) -> Stepped:
-        async with self._turn(env.episode_id):
-            return await self._step(env, action, step_index)
+        """This process's steps of one episode take turns (one lock per episode with steps
+        in flight, dropped after the last), so they never race each other for the append."""
+        episode_id = env.episode_id
+        turn = self._turns.get(episode_id)
+        if turn is None:
+            turn = self._turns[episode_id] = _Turn()
+        turn.users += 1
+        try:
+            async with turn.lock:
+                return await self._step(env, action, step_index)
+        finally:
+            turn.users -= 1
+            if not turn.users:
+                del self._turns[episode_id]
 
     async def _step(
         self, env: EpisodeEnvironment, action: Action, step_index: int | None

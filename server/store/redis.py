@@ -35,7 +35,25 @@ BATCH_TIMEOUT_S = 10.0
 """A batch not answered in this time fails (503): Redis is away, or stuck."""
 CONNECT_TIMEOUT_S = 3.0
 
-Command = tuple[Any, ...]
+Command = tuple[str | bytes | int, ...]
+
+
+def packed(commands: list[Command]) -> bytes:
+    """The commands in Redis's wire format (RESP arrays of bulk strings), as redis-py's
+    `pack_commands` writes them for these argument types, at a tenth of its cost (it spent
+    ~12 µs on each step's `EVALSHA`: a generic path for every argument type and size)."""
+    parts: list[bytes] = []
+    for command in commands:
+        parts.append(b"*%d\r\n" % len(command))
+        for arg in command:
+            if isinstance(arg, str):
+                arg = arg.encode()
+            elif type(arg) is int:
+                arg = b"%d" % arg
+            elif not isinstance(arg, bytes):
+                raise TypeError(f"a Redis argument must be str, bytes or int, got {type(arg)}")
+            parts.append(b"$%d\r\n%s\r\n" % (len(arg), arg))
+    return b"".join(parts)
 
 
 def check_database(url: str, described: str) -> None:
@@ -105,7 +123,7 @@ class RedisBackend(Backend):
 
     async def _exchange(self, batch: list[Command]) -> list[Any]:
         connection = await self._connected()
-        await connection.send_packed_command(connection.pack_commands(batch), check_health=False)
+        await connection.send_packed_command(packed(batch), check_health=False)
         outcomes: list[Any] = []
         for _ in batch:
             try:
@@ -126,7 +144,7 @@ class RedisBackend(Backend):
             for o in outcomes
         ]
 
-    async def _script(self, name: str, keys: tuple[str, ...], *args: Any) -> list[Any]:
+    async def _script(self, name: str, keys: tuple[str, ...], *args: str | int) -> list[Any]:
         return await self._batches.submit(("EVALSHA", self._shas[name], len(keys), *keys, *args))
 
     # ------------------------------------------------------------ operations

@@ -368,3 +368,17 @@ def test_fastapi_telemetry_is_off_unless_asked_for() -> None:
         client = TestClient(create_app(settings))
         reset = client.post("/servicebench/reset", json={"task_id": "order_status_lookup"})
         assert reset.status_code == 200 and reset.json()["episode_id"]
+
+
+def test_a_served_app_runs_young_gc_collections_less_often_and_restores_them_after() -> None:
+    """Requests waiting for a durable store must not be promoted to the oldest generation
+    by a young collection every 700 new objects (see GC_YOUNG_THRESHOLD)."""
+    import gc
+
+    from servicebench_support_queue.server.http_api import GC_YOUNG_THRESHOLD
+
+    before = gc.get_threshold()
+    with TestClient(create_app(Settings())) as client:
+        assert client.get("/health").status_code == 200
+        assert gc.get_threshold() == (GC_YOUNG_THRESHOLD, *before[1:])
+    assert gc.get_threshold() == before
