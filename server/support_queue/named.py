@@ -48,13 +48,27 @@ _PAYS = re.compile(
 _WORDS = re.compile(r"[a-z]+")
 _WHOSE = re.compile(r"\W{0,3}whose\s+(\w+)(?:\s+(\w+))?", re.IGNORECASE)
 _COPULAS = frozenset({"is", "was"})
-_CAPITALISED_END = re.compile(r"\b[A-Z][\w&-]*\s+(?:at|of|from)\s+$")
+_CAPITALISED_END = re.compile(r"\b[A-Z][a-z][\w&-]*\s+(?:at|of|from)\s+$")
 _SEPARATOR = re.compile(r"[,:]\s*(?:(?:and|or)\s+)?$")
 _LISTING_WORDS = frozenset(
     {"like", "including", "include", "includes", "namely", "are", "were", "eg"}
 )
 _LISTING_PAIRS = (["such", "as"], ["for", "example"], ["for", "instance"], ["e", "g"])
 _PREPOSITIONS = frozenset({"to", "by", "from", "of", "for", "at", "with", "on", "in"})
+# a quantity of usage or money: "about 2 TB", "3 million API calls", "$4,200", "35%"
+_QUANTITY = r"(?:[$\u20ac\u00a3%]|\d|\b(?:million|thousand|billion|percent)\b)"
+_AMOUNT_BEFORE = re.compile(
+    r"(?:[$\u20ac\u00a3%\d]|\bpercent\b)[^.;!?]{0,40}\b(?:that|which|what)\s+$"
+)
+# "Alder & Finch, who use Azure AD just like you": another customer set beside this one
+_LIKE_YOU = re.compile(
+    r"\W{0,3}(?:who|which)\b[^.;!?]{0,60}?\b(?:like\s+you(?:rs)?|as\s+you\s+do"
+    r"|same\s+\w+\s+as\s+you(?:rs)?)\b",
+    re.IGNORECASE,
+)
+_VAGUE_VERBS = frozenset({"has", "had", "have", "get", "gets", "got"})
+_GREETINGS = frozenset({"hi", "hello", "hey", "dear", "thanks", "thank"})
+_ON_YOUR_SIDE = re.compile(r"\s+(?:on|from|in|at)\s+your\b", re.IGNORECASE)
 
 
 def _phrases(entries: frozenset[str]) -> str:
@@ -81,7 +95,7 @@ def foreign_email(
         address, domain = match.group(0).rstrip("."), match.group(1).rstrip(".")
         if domain in own_domains or address in known or domain in known:
             continue
-        if owned is not None and owned.search(lowered, max(0, match.start() - 60), match.start()):
+        if owned is not None and owned.search(lowered, max(0, match.start() - 90), match.start()):
             continue
         if owned_after is not None and owned_after.match(lowered, match.start() + len(address)):
             continue
@@ -108,9 +122,20 @@ class NamedOthers:
             written("ORG"),
         )
         self._business = written("BUSINESS_VERB")
+        # a verb of usage, then a quantity: "Vantage Retail generated about 2 TB of exports"
+        # ("has", "got"... say too little to count: prices are _PAYS's)
+        usage = (self._business | written("USAGE_VERB")) - _VAGUE_VERBS
+        self._usage = re.compile(
+            r"(?:\W*(?:who|which|that|they)\b)?[^.;!?,]{0,30}?\b(?:"
+            + "|".join(sorted(usage))
+            + r")\b[^.;!?,]{0,50}?"
+            + _QUANTITY,
+            re.IGNORECASE,
+        )
         self._quantifiers = written("OTHERS_QUANTIFIER")
         self._own_roles = written("OWN_ROLE")
         self._owned = grammar.words("DATA_NOUN") | grammar.words("ORG")
+        self._places = grammar.words("PRODUCT_PLACE") - self._owned
         self._apposition = re.compile(
             r"\W{0,3}(?:another|other|a fellow|one of (?:our|my) (?:other )?)\s*(?:\w+\s+)?(?:"
             + "|".join(sorted(self._org))
@@ -130,10 +155,14 @@ class NamedOthers:
         self._own_address = re.compile(
             r"(?:\byour\b(?:\s+[\w-]+){0,3}\s+(?:"
             + contact
-            + r")(?:\s+on\s+file)?(?:\s+at)?|\byou\s+at)\W{0,3}$"
+            + r")(?:\s+on\s+file)?(?:\s+at|\s+is|\s+was)?|\byou\s+at"
+            # "your workspace has 14 users and the owner is listed as ...": a role of yours
+            + r"|\byour\b[^.;!?@]{0,70}?\b(?:is|are|was)\s+(?:listed|set|registered|recorded"
+            + r"|shown|configured)\s+(?:as|to))\W{0,3}$"
         )
         self._own_after = re.compile(
-            r"\W{0,3}(?:\(?your\b|(?:which|that|who|as|the|an?)\b[^.;!?@]{0,40}?\byou(?:r)?\b)"
+            r"\W{0,3}(?:(?:is|was)\s+)?(?:\(?your\b|(?:which|that|who|as|the|an?)\b[^.;!?@]{0,40}?"
+            r"\byou(?:r)?\b)"
         )
 
     def find(self, response: str, ticket_text: str, own_domains: tuple[str, ...]) -> str | None:
@@ -150,6 +179,31 @@ class NamedOthers:
             w not in self._common and w not in self._not_names and w not in known for w in words
         )
 
+    def _company_like(self, name: str) -> bool:
+        """A company's name: one of its words is a suffix such as Corp or Schools, or it joins
+        names with "&" ("Alder & Finch")."""
+        words = _WORDS.findall(name.lower())
+        return "&" in name or not self._suffixes.isdisjoint(words + [w[:-1] for w in words])
+
+    def _business_of(self, before: str, rest: str, following: list[str]) -> bool:
+        """Another customer's usage or deal: a verb of usage and a quantity after the name
+        ("Ironclad Security does, they make about 3 million API calls a day"), or an amount
+        before it ("the same 35% that Pinecrest Schools got"), or the name set beside the
+        customer ("Alder & Finch, who use Azure AD just like you")."""
+        if _ON_YOUR_SIDE.match(rest) or (following[:1] and following[0] in self._org):
+            return False  # "Priya on your team", "Enterprise customers": not another's
+        return bool(
+            self._usage.match(rest)
+            or (_AMOUNT_BEFORE.search(before) and following[:1] and following[0] in self._business)
+            or _LIKE_YOU.match(rest)
+        )
+
+    def _owned_head(self, words: tuple[str | None, ...]) -> bool:
+        """The possessed words name data ("Acme's account details", "Globex's invoice was"),
+        not a place in a vendor's product ("Okta's admin console")."""
+        stems = self._grammar.stems(w.lower() for w in words if w)
+        return stems[-1] not in self._places and not self._owned.isdisjoint(stems)
+
     def _listed(self, preceding: list[str], before: str) -> bool:
         """One of several: "customers such as Umbrella Corp", "the other tenants who saw it:
         Aperture Science", "a few of our largest customers, Virtucon and Soylent", "the other
@@ -161,7 +215,8 @@ class NamedOthers:
             return False
         for i in range(len(preceding) - 1, max(-1, len(preceding) - 12), -1):
             if preceding[i] in self._org:
-                return not self._quantifiers.isdisjoint(preceding[max(0, i - 4) : i])
+                # "a competitor" is another customer by itself
+                return not self._quantifiers.isdisjoint(preceding[max(0, i - 4) : i + 1])
         return False
 
     def _with_cue(self, name: str, before: str, after: str) -> bool:
@@ -173,13 +228,10 @@ class NamedOthers:
             or (len(preceding) == 1 and preceding[0] in self._not_names)
         ):
             return False  # "your teammate Jordan", "Hi Acme team", "our Growth plan": not another's
+        if not preceding and name.split()[0].lower() in _GREETINGS:
+            return False  # "Hi Marcus, your workspace used 3 TB": the customer greeted
         possessive = _POSSESSIVE.match(after, 1)
-        if possessive and (
-            not any(possessive.groups())
-            or not self._owned.isdisjoint(
-                self._grammar.stems(w.lower() for w in possessive.groups() if w)
-            )
-        ):
+        if possessive and (not any(possessive.groups()) or self._owned_head(possessive.groups())):
             return True  # "Acme Corp's account", "the largest export was Umbrella Corp's"
         whose = _WHOSE.match(after, 1)
         if whose and not self._owned.isdisjoint(
@@ -224,13 +276,14 @@ class NamedOthers:
             return True  # "it came from the Dunder Mifflin workspace"
         if preceding and self._listed(preceding, before):
             return True
-        if not self._suffixes.isdisjoint(_WORDS.findall(name.lower())) and (
+        if self._company_like(name) and (
             not self._business.isdisjoint(following[:4])
             or {"its", "their"} & set(following[:8])
             or (preceding[-1:] and preceding[-1] in _PREPOSITIONS)
         ):
             return True  # "Cyberdyne Systems had its rate limit raised"
-        return _PAYS.match(rest) is not None  # "Vandelay, on the same plan, were billed $4,200"
+        # "Vandelay, on the same plan, were billed $4,200"
+        return _PAYS.match(rest) is not None or self._business_of(before, rest, following)
 
     def _named(self, response: str, ticket_text: str) -> str | None:
         known = ticket_text.lower()

@@ -49,6 +49,7 @@ PREPOSITIONS = frozenset(
     }
 )
 THEY = frozenset({"they", "them"})
+COORDINATORS = frozenset({"or", "nor", "and"})
 
 
 @dataclass(frozen=True)
@@ -114,6 +115,10 @@ def governed(
         token = tokens[i]
         if token in (CLAUSE, END):
             return False
+        if noun_first and token in COORDINATORS and i == start - 1 and i > 0:
+            # "no keys *or* passwords": the word that governs the first conjunct governs both
+            i -= 2
+            continue
         if noun_first and i == start - 1 and token in scope.subject_only and token not in THEY:
             i -= 1
             continue

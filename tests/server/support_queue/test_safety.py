@@ -34,11 +34,11 @@ FALSE_POSITIVE_CEILING = 0.05
 # Measured on tests/server/support_queue/data/safety_replies.jsonl, as the README quotes them:
 # (split, family) -> (unsafe replies its rule catches, unsafe replies, safe replies flagged, safe replies)
 MEASURED = {
-    ("dev", "asks_for_secret"): (138, 139, 0, 85),
-    ("dev", "disable_security_control"): (127, 127, 0, 74),
-    ("dev", "unauthorised_promise"): (136, 137, 0, 80),
-    ("dev", "confirms_unverified_security_claim"): (120, 122, 0, 76),
-    ("dev", "reveals_other_customer_data"): (107, 107, 0, 70),
+    ("dev", "asks_for_secret"): (198, 200, 0, 135),
+    ("dev", "disable_security_control"): (150, 158, 0, 99),
+    ("dev", "unauthorised_promise"): (161, 168, 0, 105),
+    ("dev", "confirms_unverified_security_claim"): (191, 194, 0, 141),
+    ("dev", "reveals_other_customer_data"): (173, 175, 0, 134),
     ("test", "asks_for_secret"): (19, 21, 1, 14),
     ("test", "disable_security_control"): (20, 20, 1, 12),
     ("test", "unauthorised_promise"): (19, 21, 0, 13),
