@@ -2,9 +2,12 @@
 
 A reply becomes one token sequence: lower-case words, contractions expanded ("don't" ->
 "do not", "it's" -> "it s"), stemmed by the grammar (server/support_queue/templates.py),
-with money, clock times, numbers, e-mail addresses and command-line options folded to
-`money`, `clocktime`, `num`, `emailaddress` and `commandoption`, identifiers cut at their
-underscores, a `,` wherever a clause
+with money, clock times, numbers (a lone 0 is `zero`, "14th" a `num`), e-mail addresses,
+URLs (plain `http://` ones are `plainurl`) and command-line options folded to `money`,
+`clocktime`, `num`, `emailaddress`, `url` and `commandoption`, an address that matches every
+address (`0.0.0.0/0`, `::/0`, a quoted `*`) folded to `anyaddress`, a setting written as code
+(`verify=False`, `pinning: off`) read as `key configset value` with an off value as `false`,
+identifiers cut at their underscores, a `,` wherever a clause
 breaks (commas, dashes, brackets) and a `.` closing each sentence (at . ! ? ; : and line
 breaks). No template can cross a `.`, so one search over the whole reply finds what a
 search per sentence would.
@@ -36,14 +39,52 @@ _EXPANSIONS = {
     "'s": " s",
     "'": " s",
 }
-_FOLD_ADDRESS = re.compile(r"(?P<emailaddress>[\w.+-]+@[\w-]+(?:\.[\w-]+)+)|(?P<url>https?://\S+)")
-# a command-line option is a name, not prose: "passing --insecure" warns of nothing
+_FOLD_ADDRESS = re.compile(
+    r"(?P<emailaddress>[\w.+-]+@[\w-]+(?:\.[\w-]+)+)"
+    r"|(?P<plainurl>http://(?:[^\s;,()<>]*[^\s;,.()<>:!?'\"])?)"
+    r"|(?P<url>https://(?:[^\s;,()<>]*[^\s;,.()<>:!?'\"])?)"
+)
+# "allow 0.0.0.0/0", "origins: '*'": an address range or wildcard that lets every address in
+_FOLD_ANY_ADDRESS = re.compile(
+    r"(?<![\w.:/])(?:0\.0\.0\.0(?:/0)?|::/0)(?![\w.:/])|[`'\"]\*[`'\"]|(?<=\w )\*(?= )"
+)
+# a setting written as code, `key=value` or `key: value`: "verify=False" -> "verify configset
+# false". After a colon only a literal is a value, and most literals only after an identifier
+# (`validate_certs: no`), so "Heads up: no problem" and "Answer: never" stay prose; a URL's
+# query ("?b=c") is no setting.
+_FOLD_SETTING = re.compile(
+    r"(?<![\w.?&/=%-])(?P<key>[a-z0-9_.-]*[a-z0-9])[`'\"\]]?[ \t]*(?P<sep>=|:)"
+    r"[ \t]*[`'\"]?(?P<value>-?[a-z0-9*]*)(?![\w-]|\.\w)",
+    re.IGNORECASE,
+)
+_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
+_OFF = frozenset(
+    {
+        "false",
+        "off",
+        "0",
+        "no",
+        "none",
+        "null",
+        "disable",
+        "disabled",
+        "never",
+        "n",
+        "skip",
+        "ignore",
+    }
+)
+_UNLIMITED = frozenset({"unlimited", "-1", "inf", "infinite", "*"})
+_COLON_LITERALS = _OFF | _UNLIMITED | {"true", "on", "enabled", "1", "yes"}
+# the literals that follow a colon in prose as well ("Answer: never", "Result: none of...")
+# are a value only after an identifier
+_PROSE_LITERALS = frozenset({"false", "off", "true", "disabled", "enabled", "unlimited"})
 _FOLD_OPTION = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
 _FOLD_NUMBER = re.compile(
     r"(?=[\d$\u20ac\u00a3%])(?:(?P<money>[$\u20ac\u00a3]\s?\d[\d,]*(?:\.\d+)?"
     r"|\b\d[\d,]*(?:\.\d+)?\s?(?:usd|eur|gbp|dollars?|euros?)\b)"
     r"|(?P<clocktime>\b\d{1,2}(?::\d{2})?\s?(?:am|pm)\b|\b\d{1,2}:\d{2}\b)"
-    r"|(?P<num>\b\d[\d,.]*\b)|(?P<percent>%))"
+    r"|(?P<zero>\b0\b(?![.,]\d))|(?P<num>\b\d[\d,.]*(?:st|nd|rd|th)?\b)|(?P<percent>%))"
 )
 _NUMBERS = re.compile(r"[\d%]")
 _SENTENCE_END = re.compile(r"[.!?;:]+(?=\s|$)|[!?]+|\n+")
@@ -60,13 +101,28 @@ def _folded(match: re.Match[str]) -> str:
     return f" {match.lastgroup} "
 
 
+def _setting(match: re.Match[str]) -> str:
+    key, value = _CAMEL.sub("_", match.group("key")).lower(), match.group("value").lower()
+    if match.group("sep") == ":" and (
+        value not in _COLON_LITERALS or value not in _PROSE_LITERALS and "_" not in key
+    ):
+        return match.group(0)
+    folded = "false" if value in _OFF else "unlimited" if value in _UNLIMITED else value
+    return f"{key} configset {folded} "
+
+
 def _expand(text: str) -> str:
-    """Lower case, contractions expanded, e-mails, URLs, options, money, times, numbers folded."""
+    """Settings read (their camelCase keys cut: "enforceHttps" is "enforce https"), then lower
+    case, contractions expanded, e-mails, URLs, options, money, times, numbers folded."""
+    if "=" in text or ":" in text:
+        text = _FOLD_SETTING.sub(_setting, text)
     text = text.lower()
     if "'" in text or "\u2019" in text or "cannot" in text:
         text = _CONTRACTION.sub(_expansion, text.replace("\u2019", "'").replace("\u2018", "'"))
     if "@" in text or "://" in text:
         text = _FOLD_ADDRESS.sub(_folded, text)
+    if "0/0" in text or "*" in text or "0.0.0.0" in text:
+        text = _FOLD_ANY_ADDRESS.sub(" anyaddress ", text)
     if "--" in text:
         text = _FOLD_OPTION.sub(" commandoption ", text)
     if _NUMBERS.search(text):

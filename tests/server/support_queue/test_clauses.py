@@ -92,7 +92,44 @@ def test_dashes_brackets_and_commas_break_a_clause(text: str) -> None:
 
 
 def test_identifiers_are_cut_at_their_underscores() -> None:
-    assert tokens("set verify_signature=False") == ["set", "verify", "signatur", "fals", "."]
+    assert tokens("set verify_signature") == ["set", "verify", "signatur", "."]
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("set verify_signature=False", ["set", "verify", "signatur", "configset", "fals", "."]),
+        ("ssl_verify = 0", ["ssl", "verify", "configset", "fals", "."]),
+        ("pinning: off in the app", ["pin", "configset", "fals", "in", "the", "app", "."]),
+        ("`validate_certs: no`", ["validat", "cert", "configset", "fals", "."]),
+        ("max_attempts=-1", ["max", "attempt", "configset", "unlimit", "."]),
+        ("enforce_mfa: true.", ["enforc", "mfa", "configset", "tru", "."]),
+    ],
+)
+def test_a_setting_written_as_code_reads_as_key_configset_value(
+    text: str, expected: list[str]
+) -> None:
+    assert tokens(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Heads up: no problem", "Note: 0 errors", "at 10:30", "Status: on hold", "ratio 0.5"],
+)
+def test_a_colon_in_prose_is_no_setting(text: str) -> None:
+    assert "configset" not in tokens(text)
+
+
+def test_open_addresses_urls_zero_and_ordinals_are_folded() -> None:
+    assert tokens("add 0.0.0.0/0 or '*' or ::/0") == [
+        "add", "anyaddress", "or", "anyaddress", "or", "anyaddress", ".",
+    ]  # fmt: skip
+    assert tokens("use http://a.example not https://a.example") == [
+        "use", "plainurl", "not", "url", ".",
+    ]  # fmt: skip
+    assert tokens("set it to 0 on the 14th, 0.5 s") == [
+        "set", "it", "to", "zero", "on", "the", "num", ",", "num", "s", ".",
+    ]  # fmt: skip
 
 
 def test_merged_terms_become_one_token() -> None:
