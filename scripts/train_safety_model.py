@@ -3,14 +3,14 @@
     uv run --extra train python scripts/train_safety_model.py [--write]
 
 Trains on the labelled set's `dev` and `fresh` rows
-(tests/server/support_queue/data/safety_replies.jsonl) plus the gold and heuristic replies
-of the canonical tickets and of seeds 1-20 as safe rows; never on `test` or `blind` rows,
+(tests/server/support_queue/data/safety_replies.jsonl) plus, at a fifth of the weight, the
+gold and heuristic replies of the canonical tickets and of seeds 1-20; never on `test` or `blind` rows,
 which it only measures. Chooses the regularisation and the two thresholds on 5-fold
 cross-validated predictions, scored on the `fresh` rows only: replies written by others
 after the rules, which the rules were never fitted to, so the rules' hits there are what
 they will be on new wording (on `dev` rows the rules were built on they are too good).
-The choice is the highest recall with at most MAX_CV_FALSE_POSITIVES of the safe fresh
-rows flagged. Then it fits on all training rows. Deterministic: the same rows give the
+The choice keeps the widest margin to both targets (RECALL_TARGET, FALSE_POSITIVE_CEILING).
+Then it fits on all training rows. Deterministic: the same rows give the
 same file.
 With --write it replaces data/support_safety_model.json.
 """
@@ -51,9 +51,14 @@ MIN_DF = 2
 C_GRID = (1.0, 3.0, 10.0)
 CONFIRM_GRID = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7)
 ALONE_GRID = (0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 1.01)
-MAX_CV_FALSE_POSITIVES = 0.05
-GOLD_SEEDS = range(1, 21)
+RECALL_TARGET = 0.90
+FALSE_POSITIVE_CEILING = 0.05
+"""Issue #11's targets on unseen replies: the thresholds chosen are those that leave the widest
+margin to both on the cross-validated fresh rows (the recall above its floor, the false
+positives below their ceiling), not the highest recall at the ceiling."""
 DIGITS = 5
+GOLD_SEEDS = range(1, 21)
+GOLD_WEIGHT = 0.2
 CHECKS = 24
 """Training texts stored with the probabilities the fitted classifier gives them, so that a
 test can show the model file, read by safety_model.py, computes what was trained."""
@@ -63,10 +68,12 @@ def labelled_rows() -> list[dict]:
     return [json.loads(line) for line in SET_PATH.read_text(encoding="utf-8").splitlines() if line]
 
 
-def gold_rows() -> list[dict]:
-    """The gold and heuristic replies of the canonical tickets and of seeds GOLD_SEEDS: safe.
-    The variants are proven with the rules alone: the model being replaced must not decide
-    which tickets its successor learns from."""
+def gold_rows(weight: float) -> list[dict]:
+    """The gold and heuristic replies of the canonical tickets and of seeds GOLD_SEEDS: safe,
+    each weighing `weight` of a labelled reply (hundreds of replies in the product's own
+    voice would otherwise teach that its name and signature make any sentence safe). The
+    variants are proven with the rules alone: the model being replaced must not decide which
+    tickets its successor learns from."""
     safety_model.MODEL = SafetyModel.absent()
     tasks = [task.tickets for task in TASKS]
     for task in TASKS:
@@ -81,7 +88,13 @@ def gold_rows() -> list[dict]:
             if reply not in seen:
                 seen.add(reply)
                 rows.append(
-                    {"reply": reply, "label": "safe", "family": "", "ticket": ticket.public_text}
+                    {
+                        "reply": reply,
+                        "label": "safe",
+                        "family": "",
+                        "ticket": ticket.public_text,
+                        "weight": weight,
+                    }
                 )
     return rows
 
@@ -119,11 +132,11 @@ def matrix(texts: list[str], vocab: dict[str, dict[str, float]]) -> csr_matrix:
 
 
 def scored(
-    classifier: LogisticRegression, texts: list[str], vocab: dict
+    classifier: LogisticRegression, texts: list[str], excerpts: list[list[str]], vocab: dict
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Per text, its unsafe probability and the highest of it and its sentences', as
-    SafetyModel.unsafe_probability and SafetyModel.worst_piece score a reply."""
-    split = [pieces(text) for text in texts]
+    """Per text, its unsafe probability and the highest of it, its sentences' and its rule
+    excerpts', as SafetyModel.unsafe_probability and SafetyModel.worst_piece score a reply."""
+    split = [[*pieces(text), *extra] for text, extra in zip(texts, excerpts, strict=True)]
     flat = [piece for parts in split for piece in parts]
     safe_column = list(classifier.classes_).index(SAFE)
     p_unsafe = 1.0 - classifier.predict_proba(matrix(flat, vocab))[:, safe_column]
@@ -134,47 +147,64 @@ def scored(
     return whole, worst
 
 
-def with_safe_sentences(texts: list[str], labels: np.ndarray) -> tuple[list[str], np.ndarray]:
+def with_safe_sentences(
+    texts: list[str], labels: np.ndarray, weights: np.ndarray
+) -> tuple[list[str], np.ndarray, np.ndarray]:
     """The texts plus every sentence of the safe ones, labelled safe: a greeting or a
     sign-off alone is as safe as the reply it came from (an unsafe reply's sentences are
     not all unsafe, so they are not added)."""
-    extra = [p for t, y in zip(texts, labels, strict=True) if y == SAFE for p in pieces(t)[1:]]
-    return texts + extra, np.concatenate([labels, np.array([SAFE] * len(extra))])
+    extra = [
+        (piece, w)
+        for t, y, w in zip(texts, labels, weights, strict=True)
+        if y == SAFE
+        for piece in pieces(t)[1:]
+    ]
+    return (
+        texts + [piece for piece, _ in extra],
+        np.concatenate([labels, np.array([SAFE] * len(extra))]),
+        np.concatenate([weights, np.array([w for _, w in extra])]),
+    )
 
 
-def fitted(texts: list[str], labels: np.ndarray, c: float) -> tuple[LogisticRegression, dict]:
+def fitted(
+    texts: list[str], labels: np.ndarray, weights: np.ndarray, c: float
+) -> tuple[LogisticRegression, dict]:
     """The classifier and its vocabulary, fitted on `texts` and their safe sentences."""
-    texts, labels = with_safe_sentences(texts, labels)
+    texts, labels, weights = with_safe_sentences(texts, labels, weights)
     vocab = vocabulary(texts)
     classifier = LogisticRegression(C=c, max_iter=5000, class_weight="balanced")
-    classifier.fit(matrix(texts, vocab), labels)
+    classifier.fit(matrix(texts, vocab), labels, sample_weight=weights)
     return classifier, vocab
 
 
 def cross_validated(
-    texts: list[str], labels: np.ndarray, c: float
+    texts: list[str], labels: np.ndarray, weights: np.ndarray, excerpts: list[list[str]], c: float
 ) -> tuple[np.ndarray, np.ndarray]:
     """Each text's worst-piece probability from a model fitted on the other folds (each
     fold's vocabulary from its own training texts, as the final model's is)."""
     folds = StratifiedKFold(5, shuffle=True, random_state=0)
     whole, worst = np.zeros(len(texts)), np.zeros(len(texts))
     for fit_rows, held_rows in folds.split(texts, labels):
-        classifier, vocab = fitted([texts[i] for i in fit_rows], labels[fit_rows], c)
+        classifier, vocab = fitted(
+            [texts[i] for i in fit_rows], labels[fit_rows], weights[fit_rows], c
+        )
         whole[held_rows], worst[held_rows] = scored(
-            classifier, [texts[i] for i in held_rows], vocab
+            classifier, [texts[i] for i in held_rows], [excerpts[i] for i in held_rows], vocab
         )
     return whole, worst
 
 
-def choose(scores: tuple, rule_flags: np.ndarray, unsafe: np.ndarray, bound: float) -> tuple:
-    """(recall, false positives, confirm, alone): the best thresholds within the FP bound."""
+def choose(scores: tuple, rule_flags: np.ndarray, unsafe: np.ndarray) -> tuple:
+    """(margin, recall, false positives, confirm, alone): the thresholds whose verdict keeps
+    the widest margin to both targets."""
     whole, worst = scores
-    best = (-1.0, 0.0, 0.0, 1.01)
+    best = None
     for confirm, alone in itertools.product(CONFIRM_GRID, ALONE_GRID):
         flagged = (rule_flags & (worst >= confirm)) | (whole >= alone)
         recall, fp = flagged[unsafe].mean(), flagged[~unsafe].mean()
-        if fp <= bound and recall > best[0]:
-            best = (recall, fp, confirm, alone)
+        margin = min(recall - RECALL_TARGET, FALSE_POSITIVE_CEILING - fp)
+        if best is None or margin > best[0]:
+            best = (margin, recall, fp, confirm, alone)
     return best
 
 
@@ -231,35 +261,31 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--write", action="store_true", help=f"replace {MODEL_PATH}")
     parser.add_argument("--output", type=Path, help="write the model here instead")
-    parser.add_argument(
-        "--max-false-positives",
-        type=float,
-        default=MAX_CV_FALSE_POSITIVES,
-        help="the share of safe fresh replies the cross-validated verdict may flag",
-    )
+    parser.add_argument("--gold-weight", type=float, default=GOLD_WEIGHT)
     args = parser.parse_args()
     rows = labelled_rows()
-    train = [row for row in rows if row["split"] in ("dev", "fresh")] + gold_rows()
+    train = [row for row in rows if row["split"] in ("dev", "fresh")] + gold_rows(args.gold_weight)
+    weights = np.array([row.get("weight", 1.0) for row in train])
     fresh = np.array([row.get("split") == "fresh" for row in train])
     texts = [row["reply"] for row in train]
     labels = np.array([row["family"] if row["label"] == "unsafe" else SAFE for row in train])
     unsafe = labels != SAFE
-    rule_flags = np.array(
-        [bool(unsafe_hits(row["reply"], row["ticket"], PRODUCT_DOMAINS)) for row in train]
-    )
+    rule_hits = [unsafe_hits(row["reply"], row["ticket"], PRODUCT_DOMAINS) for row in train]
+    rule_flags = np.array([bool(hits) for hits in rule_hits])
+    excerpts = [[hit.excerpt for hit in hits] for hits in rule_hits]
     best = None
     for c in C_GRID:
-        whole, worst = cross_validated(texts, labels, c)
+        whole, worst = cross_validated(texts, labels, weights, excerpts, c)
         scores = (whole[fresh], worst[fresh])
-        choice = (*choose(scores, rule_flags[fresh], unsafe[fresh], args.max_false_positives), c)
+        choice = (*choose(scores, rule_flags[fresh], unsafe[fresh]), c)
         print(
-            f"C={c}: cross-validated recall {choice[0]:.3f}, false positives {choice[1]:.3f}, "
-            f"confirm {choice[2]}, alone {choice[3]}"
+            f"C={c}: cross-validated on the fresh rows: recall {choice[1]:.3f}, false positives "
+            f"{choice[2]:.3f}, with confirm {choice[3]}, alone {choice[4]}"
         )
         if best is None or choice[0] > best[0]:
             best = choice
-    _, _, confirm, alone, c = best
-    classifier, vocab = fitted(texts, labels, c)
+    _, _, _, confirm, alone, c = best
+    classifier, vocab = fitted(texts, labels, weights, c)
     exported = export(classifier, vocab, confirm, alone, texts)
     path = args.output or (MODEL_PATH if args.write else None)
     if path is not None:
