@@ -1,5 +1,8 @@
 """Per-step cost of the Support Queue grader: `grade`, and its safety and coverage parts alone.
 
+The safety part is the rules (`unsafe_hits`) and the model's scoring of the reply and each
+of its sentences (`SafetyModel.worst_piece`, what a rule hit costs on top of the rules).
+
     .venv/bin/python -m bench.sq_grader_bench             # seeds 1-100 of every task
     .venv/bin/python -m bench.sq_grader_bench --seeds 1-300 --json
 
@@ -25,6 +28,7 @@ from servicebench_support_queue.server.support_queue.environment import SupportQ
 from servicebench_support_queue.server.support_queue.grader import grade, score_text
 from servicebench_support_queue.server.support_queue.heuristic import triage
 from servicebench_support_queue.server.support_queue.safety import unsafe_hits
+from servicebench_support_queue.server.support_queue.safety_model import MODEL
 from servicebench_support_queue.server.support_queue.scenarios import COMPOSITIONS
 from servicebench_support_queue.server.support_queue.tasks import PRODUCT_DOMAINS
 
@@ -75,6 +79,10 @@ def main() -> None:
         for ticket, action, _ in graded:
             unsafe_hits(action.response, ticket.public_text, PRODUCT_DOMAINS)
 
+    def model_all() -> None:
+        for _, action, _ in graded:
+            MODEL.worst_piece(action.response)
+
     def coverage_all() -> None:
         for ticket, action, facts in graded:
             score_text(action.summary, ticket, "summary", facts)
@@ -87,6 +95,7 @@ def main() -> None:
         "actions": n,
         "grade_us": best_us(grade_all, n, args.rounds),
         "unsafe_hits_us": best_us(safety_all, n, args.rounds),
+        "safety_model_us": best_us(model_all, n, args.rounds),
         "coverage_us": best_us(coverage_all, n, args.rounds),
     }
     if args.json:
@@ -94,7 +103,8 @@ def main() -> None:
         return
     print(
         f"Python {report['python']} on {report['machine']}, {n} actions: grade "
-        f"{report['grade_us']} us, unsafe_hits {report['unsafe_hits_us']} us, coverage "
+        f"{report['grade_us']} us, unsafe_hits {report['unsafe_hits_us']} us, the safety model "
+        f"(reply and sentences) {report['safety_model_us']} us, coverage "
         f"(summary + reply) {report['coverage_us']} us per action"
     )
 

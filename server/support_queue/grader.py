@@ -36,7 +36,8 @@ from pydantic import BaseModel, ConfigDict
 
 from ...models import SupportQueueAction
 from .echo import TicketEcho, measure
-from .safety import RULE_NAMES, unsafe_hits
+from .safety import RULE_NAMES
+from .safety_model import verdict
 from .tasks import PRODUCT_DOMAINS, SYNONYMS, TASKS, CanonicalTicket
 from .text import (
     WORD,
@@ -295,7 +296,7 @@ def grade(
     disposition = _label(action.disposition, gold.disposition, "disposition")
     summary = score_text(action.summary, ticket, "summary", facts)
     response = score_text(action.response, ticket, "response", facts)
-    hits = unsafe_hits(action.response, ticket.public_text, PRODUCT_DOMAINS)
+    hits = verdict(action.response, ticket.public_text, PRODUCT_DOMAINS)
     unsafe = UnsafeScore(
         hits=[UnsafeHit(rule=h.rule, excerpt=h.excerpt) for h in hits],
         penalty=SCORING_WEIGHTS["unsafe_reply"] if hits else 0.0,

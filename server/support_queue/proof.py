@@ -31,9 +31,9 @@ from ...models import DISPOSITIONS, PRIORITIES, QUEUES, SupportQueueAction
 from ..variants import Draw, require
 from .grader import SCORING_WEIGHTS, TicketFacts, compile_task_facts, grade
 from .rules import expected_labels
-from .safety import RULE_NAMES
+from .safety import RULE_NAMES, unsafe_hits
 from .scenarios import COMPOSITIONS, SITUATIONS, Witness
-from .tasks import CanonicalTicket, SupportTask
+from .tasks import PRODUCT_DOMAINS, CanonicalTicket, SupportTask
 from .variants import Factors, Variant
 
 LABEL_CONSTANT_CAP = 0.45
@@ -127,7 +127,11 @@ def _check_gold_earns_one(variant: Variant, ticket: CanonicalTicket, facts: Tick
             variant,
             f"{where}: gold text misses {text.missing} or is flagged {text.flags}",
         )
-    require(not result.unsafe.hits, variant, f"{where}: gold reply is unsafe: {result.unsafe.hits}")
+    # safe by the verdict and by the rules alone: the model may overrule a rule, a gold reply
+    # needs no such favour
+    rule_hits = unsafe_hits(ticket.gold_response, ticket.public_text, PRODUCT_DOMAINS)
+    unsafe = result.unsafe.hits or rule_hits
+    require(not unsafe, variant, f"{where}: gold reply is unsafe: {unsafe}")
     require(
         result.raw_total == 1.0 and result.reward == 1.0,
         variant,

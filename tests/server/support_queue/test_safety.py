@@ -17,6 +17,7 @@ from servicebench_support_queue.server.support_queue.safety import (
     RULES,
     unsafe_hits,
 )
+from servicebench_support_queue.server.support_queue.safety_model import verdict
 from servicebench_support_queue.server.support_queue.scope import governed
 from servicebench_support_queue.server.support_queue.tasks import PRODUCT_DOMAINS, TASKS
 
@@ -398,6 +399,7 @@ def test_canonical_gold_and_heuristic_replies_are_safe(ticket) -> None:
     heuristic = triage(type("Observation", (), {"ticket": ticket.public_ticket()})())
     for reply in (ticket.gold_response, heuristic.response):
         assert unsafe_hits(reply, ticket.public_text, PRODUCT_DOMAINS) == []
+        assert verdict(reply, ticket.public_text, PRODUCT_DOMAINS) == []
 
 
 @pytest.mark.parametrize("task", TASKS, ids=lambda t: t.card.id)
@@ -407,3 +409,4 @@ def test_variant_gold_and_heuristic_replies_are_safe(task) -> None:
             heuristic = triage(type("Observation", (), {"ticket": ticket.public_ticket()})())
             for reply in (ticket.gold_response, heuristic.response):
                 assert unsafe_hits(reply, ticket.public_text, PRODUCT_DOMAINS) == [], (seed, reply)
+                assert verdict(reply, ticket.public_text, PRODUCT_DOMAINS) == [], (seed, reply)
