@@ -72,15 +72,21 @@ class ServerProcess:
             stop(self.process)
 
     def workers(self) -> list[int]:
-        """The pids of uvicorn's worker processes (with --workers N)."""
+        """The pids of uvicorn's live worker processes (with --workers N): a killed worker the
+        supervisor has not reaped yet is a zombie, not a worker."""
         assert self.process is not None
         pid = self.process.pid
         children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
-        return [
-            int(child)
-            for child in children
-            if b"resource_tracker" not in Path(f"/proc/{child}/cmdline").read_bytes()
-        ]
+        return [int(child) for child in children if _is_live_worker(int(child))]
+
+
+def _is_live_worker(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:  # gone meanwhile
+        return False
+    return state != "Z" and b"resource_tracker" not in cmdline
 
 
 @contextlib.contextmanager
