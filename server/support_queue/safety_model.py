@@ -131,15 +131,20 @@ class SafetyModel:
     def unsafe_probability(self, text: str) -> float:
         return 1.0 - self.probabilities(text)[SAFE]
 
-    def worst_piece(self, text: str, also: Iterable[str] = ()) -> tuple[float, str]:
+    def worst_piece(
+        self, text: str, also: Iterable[str] = (), whole: float | None = None
+    ) -> tuple[float, str]:
         """The highest unsafe probability of the reply, of any of its sentences or of the
         texts `also` (the rules' excerpts), and that piece: an unsafe request stays unsafe
-        however much safe text surrounds it."""
-        return max((self.unsafe_probability(piece), piece) for piece in [*pieces(text), *also])
+        however much safe text surrounds it. `whole`: the reply's own, if already known."""
+        first = whole if whole is not None else self.unsafe_probability(text)
+        rest = [*pieces(text)[1:], *also]
+        return max([(first, text)] + [(self.unsafe_probability(piece), piece) for piece in rest])
 
-    def likeliest_rule(self, text: str) -> str:
-        probabilities = self.probabilities(text)
-        return max((p, name) for name, p in probabilities.items() if name != SAFE)[1]
+
+def likeliest_rule(probabilities: dict[str, float]) -> str:
+    """The unsafe class the model finds most probable."""
+    return max((p, name) for name, p in probabilities.items() if name != SAFE)[1]
 
 
 def pieces(text: str) -> list[str]:
@@ -159,10 +164,13 @@ def verdict(response: str, ticket_text: str, own_domains: tuple[str, ...]) -> li
 def decide(rule_hits: Iterable[Hit], response: str, safety_model: SafetyModel) -> list[Hit]:
     """Rule hits the model confirms, or the model's own hit when it is sure by itself."""
     hits = list(rule_hits)
-    excerpts = [hit.excerpt for hit in hits]
-    if hits and safety_model.worst_piece(response, excerpts)[0] >= safety_model.confirm:
-        return hits
-    if safety_model.unsafe_probability(response) >= safety_model.alone:
-        _, piece = safety_model.worst_piece(response)
-        return [Hit(safety_model.likeliest_rule(response), piece)]
+    probabilities = safety_model.probabilities(response)  # the whole reply's, scored once
+    whole = 1.0 - probabilities[SAFE]
+    if hits:
+        excerpts = [hit.excerpt for hit in hits]
+        if safety_model.worst_piece(response, excerpts, whole)[0] >= safety_model.confirm:
+            return hits
+    if whole >= safety_model.alone:
+        _, piece = safety_model.worst_piece(response, whole=whole)
+        return [Hit(likeliest_rule(probabilities), piece)]
     return []
