@@ -90,6 +90,30 @@ async def play_on(
     return rewards, state
 
 
+class FaultAt:
+    """Counts acknowledged steps (a `play` callback) and sets off `fault` once, at the `at`-th."""
+
+    def __init__(self, at: int, fault: Callable[[], Any]) -> None:
+        self.at, self.fault, self.done = at, fault, 0
+
+    def __call__(self) -> None:
+        self.done += 1
+        if self.done == self.at:
+            self.fault()
+
+
+async def play_all(
+    urls: list[str], episodes: list[SoloEpisode], on_step: Callable[[], None]
+) -> list[Played]:
+    """Every episode at once, the n-th on `urls[n % len(urls)]`; the clients closed after."""
+    games = await asyncio.gather(
+        *(play(urls[n % len(urls)], e, None, on_step) for n, e in enumerate(episodes))
+    )
+    for client, _ in games:
+        await client.aclose()
+    return [result for _, result in games]
+
+
 def check(episodes: list[SoloEpisode], played: list[Played], rewards_before: Any = None) -> None:
     """Each episode ended exactly as alone: rewards, history, milestones, score."""
     for number, (episode, (rewards, state)) in enumerate(zip(episodes, played, strict=True)):
@@ -112,23 +136,9 @@ def test_kill_9_of_one_of_two_workers_loses_and_repeats_no_step(redis: RedisProc
         assert len(workers) == 2, workers
         episodes = solo_episodes(300, seed=11)
         total = sum(len(e.actions) for e in episodes)
-        done = 0
-
-        def count() -> None:
-            nonlocal done
-            done += 1
-            if done == total // 3:
-                os.kill(workers[0], signal.SIGKILL)
-
-        async def run() -> list[Played]:
-            games = await asyncio.gather(*(play(server.url, e, None, count) for e in episodes))
-            for client, _ in games:
-                await client.aclose()
-            return [result for _, result in games]
-
-        played = asyncio.run(run())
-        check(episodes, played)
-        assert done == total
+        steps = FaultAt(total // 3, lambda: os.kill(workers[0], signal.SIGKILL))
+        check(episodes, asyncio.run(play_all([server.url], episodes, steps)))
+        assert steps.done == total
         deadline = time.monotonic() + 30  # it did die, and uvicorn started another
         while (workers[0] in server.workers() or len(server.workers()) != 2) and (
             time.monotonic() < deadline
@@ -293,20 +303,6 @@ def test_nothing_acknowledged_is_lost_when_redis_is_killed_and_started_again(
     (a, b), _ = fleet
     episodes = solo_episodes(80, seed=9)
     total = sum(len(e.actions) for e in episodes)
-    done = 0
-
-    def count() -> None:
-        nonlocal done
-        done += 1
-        if done == total // 2:
-            redis.restart(kill=True)  # blocks this event loop: requests in flight meet a dead Redis
-
-    async def run() -> list[Played]:
-        games = await asyncio.gather(
-            *(play((a, b)[n % 2].url, e, None, count) for n, e in enumerate(episodes))
-        )
-        for client, _ in games:
-            await client.aclose()
-        return [result for _, result in games]
-
-    check(episodes, asyncio.run(run()))
+    # the restart blocks this event loop: requests in flight meet a dead Redis
+    steps = FaultAt(total // 2, lambda: redis.restart(kill=True))
+    check(episodes, asyncio.run(play_all([a.url, b.url], episodes, steps)))
