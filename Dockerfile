@@ -45,4 +45,7 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
 
 # One worker by default: with EPISODE_STORE=memory episodes live in the process. With SQLite or
 # Redis, WEB_CONCURRENCY=N (uvicorn's --workers) runs N workers that share every episode.
-CMD ["sh", "-c", "exec uvicorn servicebench_support_queue.server.app:app --host \"${HOST:-0.0.0.0}\" --port \"${PORT:-8000}\""]
+# --http and --ws put the door's protocols in front of the app (server/protocols/): deadlines for
+# request heads, a head size limit, the connection cap, WebSocket messages limited to twice
+# MAX_BODY_BYTES decompressed (they read the same environment variables as the app).
+CMD ["sh", "-c", "exec uvicorn servicebench_support_queue.server.app:app --host \"${HOST:-0.0.0.0}\" --port \"${PORT:-8000}\" --http servicebench_support_queue.server.protocols:HttpProtocol --ws servicebench_support_queue.server.protocols:WebSocketProtocol"]

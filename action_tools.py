@@ -2,7 +2,8 @@
 
 ServiceBench has one tool per endpoint, read off its `@endpoint` declaration
 (mock_services/registry.py: the tool's name, the parameters with their types,
-descriptions, bounds, closed value sets and an object's fields); Support Queue has one
+descriptions, bounds, closed value sets and an object's fields; every write's optional
+`idempotency_key`, whatever a world's catalogue shows); Support Queue has one
 `triage` tool, read off `SupportQueueAction`. Each `ActionTool` renders that one
 description two ways, and maps a call back to the environment's action:
 
@@ -24,10 +25,9 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from openenv.core.env_server.types import Action
-
 from .mock_services import ENDPOINTS, Endpoint
-from .models import SupportQueueAction
+from .models import MAX_STEP_INDEX, SupportQueueAction
+from .openenv_types import Action
 
 SCHEMA_KINDS = ("string", "integer", "number", "boolean", "object")
 
@@ -121,11 +121,10 @@ class ActionTool:
         return schema
 
     def mcp_tool(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "description": self.description,
-            "inputSchema": self.input_schema(strict=False),
-        }
+        """The MCP tool: the action's parameters, plus the call's own `step_index`."""
+        schema = self.input_schema(strict=False)
+        schema["properties"][STEP_INDEX.name] = STEP_INDEX.schema(strict=False)
+        return {"name": self.name, "description": self.description, "inputSchema": schema}
 
     def openai_tool(self) -> dict[str, Any]:
         return {
@@ -156,6 +155,27 @@ class ActionTool:
         return {"service": service, "endpoint": path, "method": method, "params": given}
 
 
+STEP_INDEX = ToolParam(
+    name="step_index",
+    kind="integer",
+    required=False,
+    description="Optional, for safe retries: the number of the step this call is (1 for the "
+    "first call after the session starts or restarts; a result's observation.info.step). A "
+    "call sent again with the same step_index (after a lost answer, or an error whose outcome "
+    "is unknown) is answered again and never applied twice; with other arguments it is refused",
+    minimum=1,
+    maximum=MAX_STEP_INDEX,
+)
+"""An argument of every MCP tool that is not the action's: the step the call means. Models
+do not choose it, so the strict OpenAI tools (`openai_tool`) leave it out."""
+
+
+def split_call(arguments: Mapping[str, Any]) -> tuple[dict[str, Any], Any]:
+    """(the action's arguments, the step_index or None) of a tool call's arguments."""
+    action = {name: value for name, value in arguments.items() if name != STEP_INDEX.name}
+    return action, arguments.get(STEP_INDEX.name)
+
+
 def _without_nulls(value: Any) -> Any:
     return {k: v for k, v in value.items() if v is not None} if isinstance(value, dict) else value
 
@@ -171,6 +191,7 @@ def endpoint_tool(entry: Endpoint) -> ActionTool:
             enum=param.choices.values if param.choices else None,
             minimum=param.bounds.minimum if param.bounds else None,
             maximum=param.bounds.maximum if param.bounds else None,
+            max_length=param.token.max_length if param.token else None,
             fields=param.fields.names if param.fields else None,
             default=param.default,
         )

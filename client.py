@@ -3,7 +3,8 @@
 Two kinds, for two kinds of callers:
 
 * `EnvHttpClient` / `AsyncEnvHttpClient`: the stateful HTTP session API
-  (`/reset`, `/step`, `/state`, `/tasks`, `/health`) on httpx. The client keeps
+  (`/reset`, `/step`, `/state`, `/tasks`, `/health`, and the sync one the Task API's
+  `/{env}/splits`, `/task`, `/task_range`) on httpx. The client keeps
   the `episode_id` of the episode it started, so a caller just alternates
   `reset` and `step`. Server errors become `EnvServerError`s carrying the
   server's own message. `inference.py` uses this one. Every step carries its
@@ -113,7 +114,9 @@ class InvalidActionError(EnvServerError):
 
 
 class StoreUnavailableError(EnvServerError):
-    """503: the server could not reach its episode store; nothing was acknowledged."""
+    """503: the server's episode store was away. The payload's `outcome` says whether the
+    request may still have been recorded (`unknown`); this client's steps carry their
+    `step_index`, so sending one again never applies it twice."""
 
 
 _ERROR_TYPES: dict[int, type[EnvServerError]] = {
@@ -211,9 +214,23 @@ class _SessionProtocol:
 
     @staticmethod
     def _reset_body(
-        env: str | None, task_id: Any, seed: int | None, episode_id: str | None
+        env: str | None,
+        task_id: Any,
+        seed: int | None,
+        episode_id: str | None,
+        split: str | None = None,
+        index: int | None = None,
+        faults: str | None = None,
     ) -> dict[str, Any]:
-        body = {"env": env, "task_id": task_id, "seed": seed, "episode_id": episode_id}
+        body = {
+            "env": env,
+            "task_id": task_id,
+            "seed": seed,
+            "episode_id": episode_id,
+            "split": split,
+            "index": index,
+            "faults": faults,
+        }
         return {key: value for key, value in body.items() if value is not None}
 
     def _step_body(self, action: ActionLike) -> dict[str, Any]:
@@ -294,12 +311,15 @@ class EnvHttpClient(_SessionProtocol):
         task_id: Any = None,
         seed: int | None = None,
         episode_id: str | None = None,
+        split: str | None = None,
+        index: int | None = None,
+        faults: str | None = None,
     ) -> EpisodeStep[Any]:
-        """Start an episode (env inferred from task_id if omitted); later calls address it."""
-        payload = self._request(
-            "POST", "/reset", json=self._reset_body(env, task_id, seed, episode_id)
-        )
-        return self._episode_step(payload, env)
+        """Start an episode (env inferred from task_id if omitted; `split` and `index` play a
+        Task API task instead of a task and seed; `faults` "light" or "heavy" makes
+        ServiceBench's services fail now and then); later calls address it."""
+        body = self._reset_body(env, task_id, seed, episode_id, split, index, faults)
+        return self._episode_step(self._request("POST", "/reset", json=body), env)
 
     def step(self, action: ActionLike) -> EpisodeStep[Any]:
         return self._episode_step(
@@ -313,6 +333,21 @@ class EnvHttpClient(_SessionProtocol):
 
     def tasks(self) -> list[TaskCard]:
         return self._parse_tasks(self._request("GET", "/tasks"))
+
+    # OpenEnv's Task API (server/task_api.py): plain JSON, the task specs as the server gives them.
+
+    def splits(self, env: str) -> list[dict[str, Any]]:
+        """`env`'s splits: name, type, num_tasks, families, seeds."""
+        return self._request("GET", f"/{env}/splits")
+
+    def task(self, env: str, split: str, index: int) -> dict[str, Any]:
+        return self._request("POST", f"/{env}/task", json={"split": split, "index": index})["task"]
+
+    def task_range(
+        self, env: str, split: str, start: int | None = None, stop: int | None = None
+    ) -> list[dict[str, Any]]:
+        body = {"split": split, "start": start, "stop": stop}
+        return self._request("POST", f"/{env}/task_range", json=body)["tasks"]
 
     def health(self) -> dict[str, Any]:
         return self._request("GET", "/health")
@@ -358,11 +393,12 @@ class AsyncEnvHttpClient(_SessionProtocol):
         task_id: Any = None,
         seed: int | None = None,
         episode_id: str | None = None,
+        split: str | None = None,
+        index: int | None = None,
+        faults: str | None = None,
     ) -> EpisodeStep[Any]:
-        payload = await self._request(
-            "POST", "/reset", json=self._reset_body(env, task_id, seed, episode_id)
-        )
-        return self._episode_step(payload, env)
+        body = self._reset_body(env, task_id, seed, episode_id, split, index, faults)
+        return self._episode_step(await self._request("POST", "/reset", json=body), env)
 
     async def step(self, action: ActionLike) -> EpisodeStep[Any]:
         payload = await self._request("POST", "/step", json=self._step_body(action))

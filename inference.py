@@ -4,6 +4,7 @@
     python inference.py --fallback     # no model: ServiceBench's optimal policy, Support Queue's heuristic
     python inference.py --env support_queue --task medium_sla_defense --seed 3 --max-steps 5
     python inference.py --seeds 0-49 --repeats 4 --concurrency 4   # a sweep: mean ± s.e. and pass^1..pass^4
+    python inference.py --split test_families --limit 40           # a Task API split; per family and split
 
 Environment: API_BASE_URL, MODEL_NAME, HF_TOKEN (or API_KEY), ENV_BASE_URL
 (default http://localhost:8000), optional LOCAL_IMAGE_NAME (a Docker image of
@@ -14,8 +15,10 @@ stdout carries only the [START] / [STEP] / [END] lines (one uninterrupted block
 per episode, in plan order, whatever the concurrency); diagnostics and the
 progress bar go to stderr. Files, all in --output-dir (default: the working
 directory): inference_results.json (--output), inference_trajectories.jsonl
-(--trajectories, one line per episode) and inference_report.md (--report, the
-per-task and per-environment tables).
+(--trajectories, one line per episode), inference_report.md (--report, the
+per-task and per-environment tables) and inference_report.html (--html-report: the
+same tables with charts, pass^k curves and every trajectory, in one offline file;
+`python -m servicebench_support_queue.report RESULTS -o HTML` renders any results file).
 
 Exit status: 0 after a run (whatever the scores); 1 if the environment server
 cannot be reached (or the run failed unexpectedly); 2 on bad usage, before

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 
-from openenv.core.env_server.types import Action, Observation, State
 from pydantic import BaseModel, ConfigDict, Field, ValidatorFunctionWrapHandler, WrapValidator
 
+from .openenv_types import Action, Observation, State
 from .read_only_json import ReadOnlyList
 
 
@@ -22,6 +22,8 @@ def _share_read_only(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
 
 EnvName = Literal["servicebench", "support_queue"]
 Difficulty = Literal["easy", "medium", "hard"]
+MAX_STEP_INDEX = 2**31 - 1
+"""The largest `step_index` (the number of a step, from 1) a client may send, on any transport."""
 
 
 class TaskCard(BaseModel):
@@ -56,6 +58,10 @@ class EpisodeState(State):
     env: str = ""
     task: TaskCard | None = None
     seed: int | None = None
+    split: str | None = Field(
+        default=None, description="The Task API split of the reset (None: reset by task and seed)."
+    )
+    index: int | None = Field(default=None, description="The task's index in `split`.")
     done: bool = False
     cumulative_reward: float = 0.0
 
@@ -92,6 +98,12 @@ class EndpointSpec(BaseModel):
 
 class ServiceBenchObservation(EpisodeObservation):
     task_description: str = ""
+    policy: str = Field(
+        default="",
+        description="The support policy the request is resolved under (refund window and "
+        "limit, when to escalate or decline, what to verify before any write); the expected "
+        "end state follows from it.",
+    )
     api_response: dict[str, Any] = Field(default_factory=dict)
     success: bool = True
     error_message: str | None = None
@@ -136,7 +148,7 @@ class OutcomeCheck(BaseModel):
 
     name: str = Field(description='"refunded_in_episode" or "status"')
     record: str = Field(description='Which record, e.g. "orders/ORD-1009".')
-    expected: Any
+    expected: Any = Field(description="What the task's end state holds (an amount: exact cents).")
     actual: Any
     met: bool
 
@@ -160,7 +172,46 @@ class EpisodeOutcome(BaseModel):
     )
 
 
+FaultLevel = Literal["off", "light", "heavy"]
+FaultKind = Literal["unavailable", "rate_limited", "timeout", "stale_read"]
+
+
+class FaultRecord(BaseModel):
+    """One fault the episode's services answered with (server/servicebench/faults.py)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    step: int = Field(description="The step whose call the fault answered.")
+    kind: FaultKind = Field(
+        description='"unavailable" (503), "rate_limited" (429), "timeout" (504) or '
+        '"stale_read" (200 with the record as it was before the last write)'
+    )
+    service: str
+    endpoint: str
+    applied: bool | None = Field(
+        default=None,
+        description="A timeout on a write: whether the write was applied. Null until the "
+        "episode is done (before, only a lookup tells), and for every other fault.",
+    )
+
+
+def _absent(value: Any) -> bool:
+    return value is None
+
+
 class ServiceBenchState(EpisodeState):
+    fault_level: FaultLevel | None = Field(
+        default=None,
+        exclude_if=_absent,
+        description='The reset\'s `faults` level; absent when "off" (the state is then as it '
+        "was before faults existed).",
+    )
+    faults: list[FaultRecord] | None = Field(
+        default=None,
+        exclude_if=_absent,
+        description="The faults injected so far (absent when faults are off). A stale read is "
+        "silent, like the timeout's outcome: both are listed once the episode is done.",
+    )
     task_description: str = ""
     task_completed: bool = False
     milestones: list[str] = Field(default_factory=list)
@@ -169,7 +220,11 @@ class ServiceBenchState(EpisodeState):
         description="Penalties taken while the score was 0, still to be repaid "
         "by later gains before the score rises again.",
     )
-    outcome: EpisodeOutcome = Field(default_factory=EpisodeOutcome)
+    outcome: EpisodeOutcome | None = Field(
+        default=None,
+        description="The end-state check, once the episode is done; null before, since it "
+        "shows the expected end state (the refund the grader wants), i.e. the answer.",
+    )
     call_history: list[CallRecord] = Field(default_factory=list)
 
 
@@ -252,6 +307,11 @@ class SupportQueueState(EpisodeState):
     average_reward: float = Field(
         default=0.0,
         description="Episode score: mean reward of the tickets graded so far, in [0, 1].",
+    )
+    penalty_balance: float = Field(
+        default=0.0,
+        description="Unsafe-reply penalties taken while the running sum was 0, still to be "
+        "repaid by later tickets' gains before the score rises again.",
     )
     processed_ticket_ids: list[str] = Field(default_factory=list)
     action_history: list[dict[str, Any]] = Field(default_factory=list)

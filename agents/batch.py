@@ -16,6 +16,7 @@ from typing import Any
 
 from ..client import EnvClientError, EnvHttpClient
 from ..models import TaskCard
+from ..report import write_html_report
 from .base import Agent
 from .config import Config, ConfigError
 from .evaluation import evaluate
@@ -25,7 +26,8 @@ from .progress import Progress
 from .report import write_report
 from .results import TrajectoryLog, results_document, seeds_label, write_results
 from .runner import TaskRun
-from .sweep import PlannedEpisode, TimeBudget, plan_episodes, play_all
+from .split_plan import split_tasks
+from .sweep import PlannedEpisode, TimeBudget, plan_episodes, plan_split_episodes, play_all
 
 FALLBACK_LABEL = "fallback"
 ENV_SERVER_STATUS = 1
@@ -49,6 +51,19 @@ def select_tasks(cards: Sequence[TaskCard], config: Config) -> list[TaskCard]:
     return chosen
 
 
+def plan_run(client: EnvHttpClient, config: Config) -> tuple[list[PlannedEpisode], int]:
+    """The run's episodes, and its number of rounds (one pass over the tasks, each sharing the
+    time budget once): the selected tasks on every seed, or the tasks of `--split`."""
+    cards = select_tasks(client.tasks(), config)
+    if config.split is None:
+        return plan_episodes(cards, config.seeds, config.repeats), len(
+            config.seeds
+        ) * config.repeats
+    tasks = split_tasks(client, list(dict.fromkeys(card.env for card in cards)), config)
+    rounds = max(len(specs) for specs in tasks.values()) * config.repeats
+    return plan_split_episodes(tasks, config.repeats), rounds
+
+
 def make_agent(card: TaskCard, config: Config, model: ChatModel | None, deadline: float) -> Agent:
     """The agent for one task: the fallback policy without a model, else the env's LLM agent."""
     if model is None:
@@ -58,7 +73,7 @@ def make_agent(card: TaskCard, config: Config, model: ChatModel | None, deadline
     if card.env == "servicebench":
         from .servicebench_llm import ServiceBenchLLMAgent
 
-        return ServiceBenchLLMAgent(model, config.model_tools, deadline)
+        return ServiceBenchLLMAgent(model, config.model_tools, deadline, config.faults)
     from .support_queue_llm import SupportQueueLLMAgent
 
     return SupportQueueLLMAgent(model, deadline)
@@ -80,6 +95,24 @@ def environment_server(config: Config, log: logging.Logger) -> Iterator[str]:
         yield base_url
     finally:
         provider.stop_container()
+
+
+def fault_note(plan: Sequence[PlannedEpisode], config: Config, log: logging.Logger) -> None:
+    """--faults fails ServiceBench's services only: refuse a run with none of its tasks, and
+    say so when Support Queue's tasks are in the run too (they play as usual)."""
+    if config.faults == "off":
+        return
+    envs = {item.card.env for item in plan}
+    if "servicebench" not in envs:
+        raise ConfigError(
+            f"--faults {config.faults} fails ServiceBench's services, and the run has no "
+            "ServiceBench task: leave out --faults"
+        )
+    if "support_queue" in envs:
+        log.info(
+            "--faults %s applies to ServiceBench's tasks; Support Queue's play as usual",
+            config.faults,
+        )
 
 
 class EarlyStop:
@@ -117,13 +150,12 @@ def run(config: Config, out: StructuredLog, redactor: Redactor, log: logging.Log
             for _ in range(config.concurrency)
         ]
         try:
-            cards = select_tasks(clients[0].tasks(), config)
+            plan, rounds = plan_run(clients[0], config)
         except EnvClientError as exc:
             log.error("cannot list the tasks of the environment server: %s", exc)
             return ENV_SERVER_STATUS
-        plan = plan_episodes(cards, config.seeds, config.repeats)
         planned = len(plan)
-        rounds = len(config.seeds) * config.repeats
+        fault_note(plan, config, log)
         budget = TimeBudget(config.time_budget_s * rounds, len(plan), config.concurrency)
 
         def play(
@@ -133,7 +165,15 @@ def run(config: Config, out: StructuredLog, redactor: Redactor, log: logging.Log
                 return None
             agent = make_agent(item.card, config, model, budget.next_deadline())
             record = TaskRun(
-                item.card, client, agent, config, episode_out, model_label, item.seed, item.repeat
+                item.card,
+                client,
+                agent,
+                config,
+                episode_out,
+                model_label,
+                item.seed,
+                item.repeat,
+                item.split_task,
             ).run()
             stop.episode_ended()
             return record
@@ -190,14 +230,21 @@ def write_outputs(
     redactor: Redactor,
     log: logging.Logger,
 ) -> None:
-    """The results file and the markdown report (the trajectories are already written)."""
+    """The results file and the two reports (the trajectories are already written)."""
     evaluation = evaluate(records, config.repeats)
     document = results_document(
         config, model_label, records, duration_s, evaluation.as_json(), run_facts
     )
     results_path = write_results(config.output, document, redactor)
-    report_facts = {"model": model_label, "seeds": seeds_label(config), "duration_s": duration_s}
+    report_facts = {
+        "model": model_label,
+        "seeds": seeds_label(config),
+        "duration_s": duration_s,
+        "faults": config.faults,
+        "failures": document["summary"]["failures"],
+    }
     report_path = write_report(config.report, evaluation, report_facts, redactor)
+    html_path = write_html_report(config.html_report, document, redactor)
     summary, overall = document["summary"], evaluation.overall
     log.info(
         "mean scores %s (%d of %d episodes successful); pass^k %s",
@@ -207,8 +254,9 @@ def write_outputs(
         {k: None if v is None else round(v, 3) for k, v in overall.pass_hat.items()},
     )
     log.info(
-        "results in %s, report in %s, trajectories in %s",
+        "results in %s, reports in %s and %s, trajectories in %s",
         results_path,
         report_path,
+        html_path,
         Path(config.trajectories).resolve(),
     )

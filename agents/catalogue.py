@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..action_tools import TOOLS, ActionTool, openai_tools
+from ..action_tools import TOOLS, ActionTool
 
 ENV = "servicebench"
 
@@ -37,10 +37,15 @@ class Catalogue:
         ]
         return matches[0] if len(matches) == 1 else None
 
-    @staticmethod
-    def tools() -> list[dict[str, Any]]:
-        """The OpenAI `tools` list: one strict function per endpoint."""
-        return openai_tools((ENV,))
+    def tools(self) -> list[dict[str, Any]]:
+        """The OpenAI `tools` list: one strict function per endpoint of this episode's catalogue
+        (a canonical task's world runs three services, a request task's six)."""
+        offered = {(row.get("service"), row.get("endpoint")) for row in self.rows}
+        return [
+            tool.openai_tool()
+            for tool in TOOLS[ENV]
+            if tool.route is not None and tool.route[:2] in offered
+        ]
 
     def action(self, name: str, arguments: Mapping[str, Any]) -> dict[str, Any] | None:
         """The wire action of a call of tool `name`; None if there is no such tool."""

@@ -21,12 +21,15 @@ DEFAULT_MODEL_NAME = "Qwen/Qwen2.5-72B-Instruct"
 DEFAULT_ENV_BASE_URL = "http://localhost:8000"
 ENV_NAMES = ("servicebench", "support_queue")
 TOOL_MODES = ("auto", "on", "off")
+FAULT_LEVELS = ("off", "light", "heavy")
+"""ServiceBench's fault levels (`faults` at reset): how often its services fail."""
 MAX_SEEDS = 100_000
 MAX_REPEATS = 100
 MAX_CONCURRENCY = 64
 DEFAULT_OUTPUT = "inference_results.json"
 DEFAULT_TRAJECTORIES = "inference_trajectories.jsonl"
 DEFAULT_REPORT = "inference_report.md"
+DEFAULT_HTML_REPORT = "inference_report.html"
 
 
 class ConfigError(ValueError):
@@ -49,18 +52,28 @@ class Config:
     """Every seed the run plays, in order: --seeds, else (--seed,), else the canonical task."""
     seed_spec: str | None = None
     """--seeds as given, for the report."""
+    split: str | None = None
+    """--split: play the tasks of this Task API split (GET /{env}/splits) instead of task x seed."""
+    family: str | None = None
+    """--family: only the split's tasks of this family."""
+    limit: int | None = None
+    """--limit: the first N tasks of the split (of the family); None: one per family."""
     repeats: int = 1
     """--repeats: episodes per (task, seed); pass^1..pass^repeats are reported."""
     concurrency: int = 1
     """--concurrency: episodes played at once (each with its own HTTP client)."""
     fallback: bool = False
+    faults: str = "off"
+    """--faults: ServiceBench's fault level, sent with every ServiceBench reset (Support Queue
+    has no services to fail: a run of its tasks alone refuses a level other than off)."""
     max_steps: int | None = None
     output_dir: str = "."
     """--output-dir: where the run's files go (default: the working directory)."""
     output: str = DEFAULT_OUTPUT
     trajectories: str = DEFAULT_TRAJECTORIES
     report: str = DEFAULT_REPORT
-    """The three files the run writes, each resolved against `output_dir` (see `output_paths`)."""
+    html_report: str = DEFAULT_HTML_REPORT
+    """The four files the run writes, each resolved against `output_dir` (see `output_paths`)."""
     progress: bool = True
     """False with --no-progress; the bar is drawn only when stderr is a terminal anyway."""
     model_timeout_s: float = 120.0
@@ -179,6 +192,22 @@ def build_parser() -> argparse.ArgumentParser:
         help="sweep these seeds, e.g. 0-49 or 1,5,9-12 (0 is the canonical task)",
     )
     parser.add_argument(
+        "--split",
+        metavar="NAME",
+        help="play the tasks of this split (train, validation, test, test_families; "
+        "GET /{env}/splits), each environment's first --limit tasks",
+    )
+    parser.add_argument(
+        "--family", metavar="NAME", help="with --split: only the split's tasks of this family"
+    )
+    parser.add_argument(
+        "--limit",
+        type=_bounded_int(MAX_SEEDS),
+        metavar="N",
+        help="with --split: the first N tasks of the split, or of --family "
+        "(default: one task per family of the split)",
+    )
+    parser.add_argument(
         "--repeats",
         type=_bounded_int(MAX_REPEATS),
         default=1,
@@ -198,6 +227,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="no model: ServiceBench's optimal policy and Support Queue's heuristic",
     )
     parser.add_argument(
+        "--faults",
+        choices=FAULT_LEVELS,
+        default="off",
+        metavar="LEVEL",
+        help="ServiceBench's seeded service faults (503, 429, 504, stale reads): off, light or "
+        "heavy (default: off); Support Queue has none, so --env support_queue takes only off",
+    )
+    parser.add_argument(
         "--max-steps", type=_positive_int, help="cap on steps per task (default: task budget)"
     )
     parser.add_argument(
@@ -205,7 +242,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=".",
         metavar="DIR",
         help="directory of every file the run writes, created if missing (default: the working "
-        "directory); the three paths below are relative to it",
+        "directory); the four paths below are relative to it",
     )
     parser.add_argument(
         "--output",
@@ -224,6 +261,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=DEFAULT_REPORT,
         metavar="PATH",
         help="markdown report (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--html-report",
+        default=DEFAULT_HTML_REPORT,
+        metavar="PATH",
+        help="self-contained HTML report: charts, tables, trajectories (default: %(default)s)",
     )
     parser.add_argument(
         "--no-progress", action="store_true", help="no progress bar or lines on stderr"
@@ -245,7 +288,8 @@ def output_paths(output_dir: str, **files: str) -> dict[str, str]:
         name: (directory / Path(path).expanduser()).resolve() for name, path in files.items()
     }
     seen: dict[Path, str] = {}
-    for name, path in resolved.items():
+    for key, path in resolved.items():
+        name = key.replace("_", "-")  # as the flag is spelt
         if path in seen:
             raise ConfigError(f"--{seen[path]} and --{name} name the same file: {path}")
         if path.is_dir():
@@ -264,12 +308,25 @@ def load_config(
         seeds = parse_seeds(args.seeds) if args.seeds is not None else (args.seed,)
     except argparse.ArgumentTypeError as exc:
         parser.error(f"argument --seeds: {exc}")
+    if args.split is None and (args.family is not None or args.limit is not None):
+        parser.error("--family and --limit choose tasks of a split: add --split NAME")
+    if args.split is not None and (args.task, args.seed, args.seeds) != (None, None, None):
+        parser.error("--split names its own tasks and seeds: leave out --task, --seed and --seeds")
+    if args.faults != "off" and args.env == "support_queue":
+        parser.error(
+            f"--faults {args.faults} fails ServiceBench's services; Support Queue has none: "
+            "leave out --faults, or add --env servicebench"
+        )
     tools = environ.get("MODEL_TOOLS", "auto").strip().lower() or "auto"
     if tools not in TOOL_MODES:
         raise ConfigError(f"MODEL_TOOLS must be one of {', '.join(TOOL_MODES)}, got {tools!r}")
     env_base_url = environ.get("ENV_BASE_URL", "").strip()
     files = output_paths(
-        args.output_dir, output=args.output, trajectories=args.trajectories, report=args.report
+        args.output_dir,
+        output=args.output,
+        trajectories=args.trajectories,
+        report=args.report,
+        html_report=args.html_report,
     )
     return Config(
         api_base_url=environ.get("API_BASE_URL", "").strip() or DEFAULT_API_BASE_URL,
@@ -283,9 +340,13 @@ def load_config(
         seed=args.seed,
         seeds=seeds,
         seed_spec=args.seeds,
+        split=args.split,
+        family=args.family,
+        limit=args.limit,
         repeats=args.repeats,
         concurrency=args.concurrency,
         fallback=args.fallback,
+        faults=args.faults,
         max_steps=args.max_steps,
         output_dir=str(Path(args.output_dir).expanduser().resolve()),
         **files,

@@ -1,15 +1,18 @@
-"""From episode records to the tables of an evaluation: per task, per environment, overall.
+"""From episode records to the tables of an evaluation: per task, per environment, overall,
+and for a `--split` run per split and per family.
 
-A task instance is one (task, seed); its repeats are its trials. A task's row
-summarises its instances; an environment's row (and the overall row) gives
-every task the same weight, so a task with more instances does not dominate.
-Groups keep the order in which their first episode was planned, never a set's.
+A task instance is one (task, seed), or in a split run one (family, seed); its
+repeats are its trials. A task's (a family's) row summarises its instances; an
+environment's row (and the overall row) gives every task the same weight, so a task
+with more instances does not dominate; in a split run every family weighs the same
+instead (and a split's row is its families'). Groups keep the order in which their
+first episode was planned, never a set's.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .stats import combined_standard_error, mean, pass_hat_curve, standard_error
@@ -30,6 +33,8 @@ class Row:
     mean_score: float
     stderr: float | None
     pass_hat: Mapping[int, float | None]
+    split: str | None = None
+    """The split of a split run's family or split row."""
 
     @property
     def success_rate(self) -> float:
@@ -39,6 +44,7 @@ class Row:
         return {
             "label": self.label,
             "env": self.env,
+            **({"split": self.split} if self.split is not None else {}),
             "tasks": self.tasks,
             "instances": self.instances,
             "episodes": self.episodes,
@@ -58,6 +64,10 @@ class Evaluation:
     tasks: tuple[Row, ...]
     envs: tuple[Row, ...]
     overall: Row
+    splits: tuple[Row, ...] = ()
+    """Per (env, split) of a split run: its families' rows combined."""
+    families: tuple[Row, ...] = ()
+    """Per (env, split, family) of a split run."""
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -65,6 +75,8 @@ class Evaluation:
             "tasks": [row.as_json() for row in self.tasks],
             "envs": [row.as_json() for row in self.envs],
             "overall": self.overall.as_json(),
+            "splits": [row.as_json() for row in self.splits],
+            "families": [row.as_json() for row in self.families],
         }
 
 
@@ -73,13 +85,14 @@ def _group(
 ) -> dict[tuple[Any, ...], list[Mapping[str, Any]]]:
     groups: dict[tuple[Any, ...], list[Mapping[str, Any]]] = {}
     for record in records:
-        groups.setdefault(tuple(record[key] for key in keys), []).append(record)
+        groups.setdefault(tuple(record.get(key) for key in keys), []).append(record)
     return groups
 
 
 def task_row(task_id: str, env: str, episodes: Sequence[Mapping[str, Any]], max_k: int) -> Row:
-    """A task's row from its episodes: statistics over its (task, seed) instances."""
-    instances = list(_group(episodes, "seed").values())
+    """A task's (or a family's) row from its episodes: statistics over its instances, each a
+    (family, seed): two families of one task may play the same seed."""
+    instances = list(_group(episodes, "family", "seed").values())
     instance_means = [mean([float(e["score"]) for e in trials]) for trials in instances]
     outcomes = [(len(trials), sum(1 for e in trials if e["success"])) for trials in instances]
     return Row(
@@ -120,8 +133,29 @@ def evaluate(records: Sequence[Mapping[str, Any]], repeats: int) -> Evaluation:
         task_row(task_id, env, episodes, repeats)
         for (env, task_id), episodes in _group(records, "env", "task_id").items()
     )
-    envs = tuple(
-        combine(env, env, [row for row in tasks if row.env == env], repeats)
-        for env in dict.fromkeys(row.env for row in tasks)
+    split_records = [r for r in records if r.get("split") is not None]
+    env_order = list(dict.fromkeys(r["env"] for r in split_records))
+    by_family = dict(  # environment by environment, each in the order its families were played
+        sorted(
+            _group(split_records, "env", "split", "family").items(),
+            key=lambda item: env_order.index(item[0][0]),
+        )
     )
-    return Evaluation(repeats, tasks, envs, combine(OVERALL, OVERALL, tasks, repeats))
+    families = tuple(
+        replace(task_row(family, env, episodes, repeats), split=split)
+        for (env, split, family), episodes in by_family.items()
+    )
+    splits = tuple(
+        replace(
+            combine(split, env, [r for r in families if (r.env, r.split) == (env, split)], repeats),
+            split=split,
+        )
+        for env, split in dict.fromkeys((row.env, row.split) for row in families)
+    )
+    units = families or tasks  # what weighs the same in an environment's row
+    envs = tuple(
+        combine(env, env, [row for row in units if row.env == env], repeats)
+        for env in dict.fromkeys(row.env for row in units)
+    )
+    overall = combine(OVERALL, OVERALL, units, repeats)
+    return Evaluation(repeats, tasks, envs, overall, splits, families)

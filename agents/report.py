@@ -11,6 +11,12 @@ from .output import Redactor
 from .results import write_atomically
 
 NOT_AVAILABLE = "n/a"
+CAUSE_LABELS = {
+    "fault_double_write": "Fault: a write applied twice after a 504",
+    "fault_unretried": "Fault: not retried",
+    "agent": "The agent's own",
+}
+"""How the reports name each cause of a failure (agents/fault_blame.py)."""
 DEFINITIONS = """\
 - **Mean score**: the episode score in [0, 1] credited to the policy under test: the environment's \
 own score, less what stand-in actions earned (a Support Queue ticket the agent moved on with the \
@@ -21,7 +27,13 @@ environment's combines its tasks' errors. n/a with fewer than two instances per 
 - **Success**: the policy under test did the task (`[END] success=true`): the environment says it \
 is done, and no action of the episode was a stand-in.
 - **pass^k**: for an instance with n tries and c successes, C(c, k) / C(n, k), the chance that k \
-tries all succeed (tau-bench); averaged over instances, then over tasks."""
+tries all succeed (tau-bench); averaged over instances, then over tasks.
+- **Split runs** (`--split`): an instance is a (family, seed); a family's row summarises its \
+instances, a split's and an environment's give every family the same weight.
+- **Failures by cause** (`--faults`): a failed ServiceBench episode is the faults' when a 504 write \
+that had been applied was sent again without its `idempotency_key` (a double write), else when a \
+call answered 503, 429 or 504 never got a real answer from that endpoint afterwards (not \
+retried); every other failed episode is the agent's own."""
 
 
 def _number(value: float | None) -> str:
@@ -56,6 +68,41 @@ def _table(
     return lines
 
 
+def _split_tables(evaluation: Evaluation, max_k: int) -> list[str]:
+    """A split run's tables: per split, then per family (nothing for a run by task and seed)."""
+    if not evaluation.splits:
+        return []
+    return [
+        "## Per split",
+        "",
+        *_table(
+            ("Environment", "Split", "Families"),
+            [((row.env, f"`{row.label}`", str(row.tasks)), row) for row in evaluation.splits],
+            max_k,
+        ),
+        "",
+        "## Per family",
+        "",
+        *_table(
+            ("Environment", "Split", "Family"),
+            [((row.env, f"`{row.split}`", f"`{row.label}`"), row) for row in evaluation.families],
+            max_k,
+        ),
+        "",
+    ]
+
+
+def _failure_lines(failures: Mapping[str, int] | None) -> list[str]:
+    """The failed episodes by cause: the services' injected faults, or the agent's own."""
+    if not failures:
+        return []
+    lines = ["## Failures by cause", "", "| Cause | Episodes |", "| --- | ---: |"]
+    lines += [
+        f"| {CAUSE_LABELS.get(cause, cause)} | {count} |" for cause, count in failures.items()
+    ]
+    return [*lines, ""]
+
+
 def render_report(evaluation: Evaluation, run: Mapping[str, Any]) -> str:
     """The report's text; `run` holds the model label, seeds, repeats and duration."""
     max_k = evaluation.repeats
@@ -67,7 +114,9 @@ def render_report(evaluation: Evaluation, run: Mapping[str, Any]) -> str:
         f"- Repeats per (task, seed): {max_k}",
         f"- Episodes: {evaluation.overall.episodes} ({evaluation.overall.successes} successful)",
         f"- Wall time: {run['duration_s']:.1f} s",
+        f"- ServiceBench faults: {run.get('faults', 'off')}",
         "",
+        *_failure_lines(run.get("failures")),
         "## Per task",
         "",
         *_table(
@@ -76,10 +125,11 @@ def render_report(evaluation: Evaluation, run: Mapping[str, Any]) -> str:
             max_k,
         ),
         "",
+        *_split_tables(evaluation, max_k),
         "## Per environment",
         "",
         *_table(
-            ("Environment", "Tasks"),
+            ("Environment", "Families" if evaluation.families else "Tasks"),
             [((row.label, str(row.tasks)), row) for row in (*evaluation.envs, evaluation.overall)],
             max_k,
         ),

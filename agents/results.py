@@ -18,12 +18,14 @@ from types import TracebackType
 from typing import Any, TextIO
 
 from .config import ENV_NAMES, Config
+from .fault_blame import failure_counts
 from .model import endpoint_label
 from .output import Redactor
 
 
 def summarize(tasks: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """Mean score per environment (of the episodes run) and overall, and the success count."""
+    """Mean score per environment (of the episodes run) and overall, the success count, and the
+    failures by cause: ServiceBench's injected faults, or the agent's own (fault_blame.py)."""
     mean_score: dict[str, float] = {}
     for env in ENV_NAMES:
         scores = [t["score"] for t in tasks if t["env"] == env]
@@ -34,11 +36,21 @@ def summarize(tasks: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "tasks": len(tasks),
         "successes": sum(1 for t in tasks if t["success"]),
         "mean_score": mean_score,
+        "failures": failure_counts(tasks),
     }
 
 
 def seeds_label(config: Config) -> str:
     """How the report names the run's seeds."""
+    if config.split is not None:
+        count = f"the first {config.limit} tasks" if config.limit else "the first task"
+        if config.family is not None:
+            which = f"{count} of family {config.family}"
+        else:
+            which = (
+                f"{count} (its families interleaved)" if config.limit else f"{count} of each family"
+            )
+        return f"split {config.split}: {which}; each task's seed is in its spec"
     if config.seed_spec is not None:
         return f"{config.seed_spec} ({len(config.seeds)} seeds)"
     return "canonical tasks" if config.seed is None else str(config.seed)
@@ -58,8 +70,12 @@ def results_document(
         "api_base_url": None if config.fallback else endpoint_label(config.api_base_url),
         "env_base_url": config.env_base_url,
         "fallback": config.fallback,
+        "faults": config.faults,
         "seed": config.seed,
-        "seeds": list(config.seeds),
+        "seeds": list(config.seeds) if config.split is None else None,
+        "split": config.split,
+        "family": config.family,
+        "limit": config.limit,
         "repeats": config.repeats,
         "duration_s": round(duration_s, 3),
         **(run_facts or {}),

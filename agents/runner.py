@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from math import fsum
 from typing import Any
@@ -31,6 +31,7 @@ from ..models import (
 )
 from .base import Agent
 from .config import Config
+from .fault_blame import failure_cause, fault_counts
 from .output import StructuredLog, one_line
 
 log = logging.getLogger("inference.runner")
@@ -51,6 +52,9 @@ def observation_summary(observation: Any) -> dict[str, Any]:
             else response[:SUMMARY_CHARS] + "...",
             "task_completed": observation.task_completed,
             "cumulative_reward": observation.cumulative_reward,
+            "reward_signals": observation.info.get("reward_signals", []),
+            # the end-state check, served only once the episode is done (the report shows it)
+            **({"outcome": observation.info["outcome"]} if "outcome" in observation.info else {}),
         }
     if isinstance(observation, SupportQueueObservation):
         return {
@@ -82,6 +86,8 @@ class EpisodeResult:
     """The score credited to the policy under test: stand-in actions' rewards taken out."""
     completed: bool
     """The environment's verdict: the task is done."""
+    state: dict[str, Any] | None = None
+    """A ServiceBench episode's final state as JSON (its calls and faults), for the blame."""
 
 
 def episode_result(client: EnvHttpClient, stand_in_rewards: Sequence[float] = ()) -> EpisodeResult:
@@ -99,6 +105,9 @@ def episode_result(client: EnvHttpClient, stand_in_rewards: Sequence[float] = ()
     elif isinstance(state, ServiceBenchState):
         env_score = score = state.cumulative_reward
         completed = state.task_completed
+        return EpisodeResult(
+            _unit(env_score), _unit(score), bool(completed), state.model_dump(mode="json")
+        )
     else:
         env_score = score = state.cumulative_reward
         completed = False
@@ -123,14 +132,17 @@ class TaskRun:
         model_label: str,
         seed: int | None = None,
         repeat: int = 0,
+        split_task: Mapping[str, Any] | None = None,
     ) -> None:
         self.card, self.client, self.agent, self.config = card, client, agent, config
         self.out, self.model_label = out, model_label
-        self.seed, self.repeat = seed, repeat
+        self.seed, self.repeat, self.split_task = seed, repeat, split_task
         self.rewards: list[float] = []
         self.stand_in_rewards: list[float] = []
         self.trajectory: list[dict[str, Any]] = []
         self.error: str | None = None
+        self.fault_summary: dict[str, Any] | None = None
+        """ServiceBench's `info["faults"]` of the last observation (the final one at the end)."""
 
     def _record(
         self,
@@ -158,11 +170,35 @@ class TaskRun:
             }
         )
 
+    def _reset(self) -> Any:
+        """The episode's start: its split task by split and index, else its task and seed."""
+        servicebench_faults = self.card.env == "servicebench" and self.config.faults != "off"
+        faults = {"faults": self.config.faults} if servicebench_faults else {}  # off: the default
+        if self.split_task is not None:
+            return self.client.reset(
+                env=self.card.env,
+                split=self.split_task["split"],
+                index=self.split_task["index"],
+                **faults,
+            )
+        return self.client.reset(env=self.card.env, task_id=self.card.id, seed=self.seed, **faults)
+
+    @property
+    def label(self) -> str:
+        """How the [START] line and the log name the task: a split task's id, else the task's."""
+        return self.split_task["id"] if self.split_task is not None else self.card.id
+
+    def _budget(self, observation: Any) -> int:
+        """The episode's step budget as the server states it now (ServiceBench's grows with the
+        faults it answers), else the task's; --max-steps caps it."""
+        stated = getattr(observation, "info", {}).get("max_steps")
+        budget = stated if isinstance(stated, int) and stated > 0 else self.card.max_steps
+        return min(budget, self.config.max_steps or budget)
+
     def _play(self) -> None:
-        result = self.client.reset(env=self.card.env, task_id=self.card.id, seed=self.seed)
+        result = self._reset()
         observation, done, failed_turns = result.observation, result.done, 0
-        budget = min(self.card.max_steps, self.config.max_steps or self.card.max_steps)
-        while not done and len(self.rewards) < budget:
+        while not done and len(self.rewards) < self._budget(observation):
             decision = self.agent.act(observation)
             if decision.stop:
                 self.error = decision.error or "the agent stopped"
@@ -185,6 +221,8 @@ class TaskRun:
                     failed_turns += 1
                 else:
                     observation, done, failed_turns = result.observation, result.done, 0
+                    if isinstance(observation, ServiceBenchObservation):
+                        self.fault_summary = observation.info.get("faults")
                     error = _join(decision.error, observation_error(observation))
                     reward = float(result.reward or 0.0)
                     self._record(
@@ -200,17 +238,29 @@ class TaskRun:
                 )
                 return
 
+    def _fault_fields(self, result: EpisodeResult, success: bool) -> dict[str, Any]:
+        """A ServiceBench episode's fault level, the faults it was served and, if it failed,
+        whose fault that was (agents/fault_blame.py)."""
+        if self.card.env != "servicebench":
+            return {}
+        state = result.state or {}
+        return {
+            "faults": self.config.faults,
+            "faults_served": fault_counts(state),
+            "failure_cause": failure_cause(state, success, self.fault_summary),
+        }
+
     def run(self) -> dict[str, Any]:
         started = time.monotonic()
         result = EpisodeResult(0.0, 0.0, False)
         self.client.episode_id = None  # never read a previous task's episode
-        self.out.start(self.card.id, self.card.env, self.model_label)
+        self.out.start(self.label, self.card.env, self.model_label)
         try:
             try:
                 self._play()
             except Exception as exc:  # the run goes on with the next task
                 self.error = one_line(f"{type(exc).__name__}: {exc}")
-                log.exception("task %s (seed %s) failed", self.card.id, self.seed)
+                log.exception("task %s (seed %s) failed", self.label, self.seed)
             if self.client.episode_id is not None:
                 result = episode_result(self.client, self.stand_in_rewards)
         except Exception as exc:
@@ -219,11 +269,13 @@ class TaskRun:
             success = result.completed and not self.stand_in_rewards
             self.out.end(success, len(self.rewards), result.score, self.rewards)
         if self.error:
-            log.warning("task %s (seed %s): %s", self.card.id, self.seed, self.error)
+            log.warning("task %s (seed %s): %s", self.label, self.seed, self.error)
+        split = self.split_task or {}
         return {
             "env": self.card.env,
             "task_id": self.card.id,
             "seed": self.seed,
+            **{key: split[key] for key in ("split", "index", "family") if key in split},
             "repeat": self.repeat,
             "model": self.model_label,
             "score": round(result.score, 6),
@@ -232,6 +284,7 @@ class TaskRun:
             "completed": result.completed,
             "steps": len(self.rewards),
             "stand_in_steps": len(self.stand_in_rewards),
+            **self._fault_fields(result, success),
             "rewards": self.rewards,
             "error": self.error,
             "duration_s": round(time.monotonic() - started, 3),

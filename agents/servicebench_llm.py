@@ -34,11 +34,27 @@ ACTION_KEYS = ("service", "endpoint", "method", "params")
 NOT_EXECUTED = "The server rejected this call before executing it; nothing changed."
 
 SYSTEM_PROMPT = """You are a backend operations agent. You complete a customer-service task by \
-calling the APIs of three services (user, order, inventory), one call per reply.
+calling the APIs of the services you are given (user, order, inventory, ...), one call per reply.
 - Use only values you read in the task or in earlier API responses (ids, skus, amounts); never invent them.
 - Look records up and verify them before any refund or update; derive amounts from the data.
+- Follow the support policy you are given: it decides what the right resolution is.
 - Never repeat a call you already made, and do not call endpoints the task does not need.
 - The episode ends by itself once the task is complete."""
+FAULTS_RULES = """The services fail like real ones; a failure comes back in the API response, never \
+as an error of yours, and costs you nothing when you handle it well:
+- status_code 503 (service unavailable): send the same call again.
+- status_code 429 (rate limited): that service answers again once retry_after_steps more steps \
+have passed; meanwhile make other calls the task needs, or repeat the call after that many steps \
+(a call to it before then is answered 429 again).
+- status_code 504 (timeout): a read is simply retried. A write may or may not have been applied, \
+and the answer does not say which: look the record up before writing again, and if you write \
+again reuse the same idempotency_key.
+- Always send an idempotency_key (a new unique string per intended write, e.g. "refund-ORD-1-1") \
+with every write, and reuse it unchanged when you retry that write: the service applies a write \
+at most once per key. A write applied twice (a second refund) fails the task.
+- A lookup just after a write may show the old value once: look again before writing anything \
+to fix it.
+- Retrying after one of these failures is not a repeated call."""
 TOOLS_RULE = "Answer every time with exactly one function call."
 TEXT_RULE = """Answer every time with exactly one JSON object and nothing else:
 {"service": "<service>", "endpoint": "<path>", "method": "<GET|POST|PUT>", "params": {...}}
@@ -62,13 +78,19 @@ def result_text(observation: ServiceBenchObservation) -> str:
 
 
 class ServiceBenchLLMAgent:
-    def __init__(self, model: ChatModel, tool_mode: str, deadline: float) -> None:
+    def __init__(
+        self, model: ChatModel, tool_mode: str, deadline: float, faults: str = "off"
+    ) -> None:
         self.model = model
+        self.faults = faults
+        """The episode's fault level: above off, the system prompt says how to handle faults."""
         self.tool_mode = tool_mode
         self.use_tools = tool_mode != "off"
         self.deadline = deadline
         self.catalogue = Catalogue([])
         self.task = ""
+        self.policy = ""
+        """The support policy, as the task message shows it (empty if none was served)."""
         self.exchanges: list[list[dict[str, Any]]] = []
         self.awaiting_result: dict[str, Any] | None = None  # the message the next result goes in
         self.step_at_call: Any = None  # the episode's step count when the pending call was made
@@ -77,9 +99,10 @@ class ServiceBenchLLMAgent:
 
     def _messages(self) -> list[dict[str, Any]]:
         rule = TOOLS_RULE if self.use_tools else TEXT_RULE + self.catalogue.as_text()
+        faults = f"\n{FAULTS_RULES}" if self.faults != "off" else ""
         head = [
-            {"role": "system", "content": f"{SYSTEM_PROMPT}\n{rule}"},
-            {"role": "user", "content": f"Task: {self.task}"},
+            {"role": "system", "content": f"{SYSTEM_PROMPT}{faults}\n{rule}"},
+            {"role": "user", "content": f"Task: {self.task}{self.policy}"},
         ]
         return head + [m for exchange in self.exchanges[-HISTORY_EXCHANGES:] for m in exchange]
 
@@ -126,6 +149,7 @@ class ServiceBenchLLMAgent:
             return Decision(None, f"{TIME_SPENT}; episode ended", stop=True)
         if not self.task:
             self.task = observation.task_description
+            self.policy = f"\n\n{observation.policy}" if observation.policy else ""
             self.catalogue = Catalogue(observation.available_endpoints)
         elif self.awaiting_result is not None:
             executed = observation.info.get("step") != self.step_at_call

@@ -1,4 +1,5 @@
-"""Playing a run's episodes: every selected task on every seed, `repeats` times.
+"""Playing a run's episodes: every selected task on every seed (or the tasks of a split),
+`repeats` times.
 
 The plan is fixed up front (seed, then repeat, then task, so each round is one
 pass over the tasks) and its order is the order of everything the run writes:
@@ -18,7 +19,7 @@ import math
 import queue
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Any
@@ -26,6 +27,7 @@ from typing import Any
 from ..client import EnvHttpClient
 from ..models import TaskCard
 from .output import StructuredLog
+from .split_plan import card_of
 
 Record = dict[str, Any]
 
@@ -36,6 +38,8 @@ class PlannedEpisode:
     card: TaskCard
     seed: int | None
     repeat: int
+    split_task: Mapping[str, Any] | None = None
+    """The Task API spec the episode plays (a `--split` run), reset by its split and index."""
 
 
 def plan_episodes(
@@ -46,6 +50,24 @@ def plan_episodes(
     return [
         PlannedEpisode(index, card, seed, repeat)
         for index, (seed, repeat, card) in enumerate(combos)
+    ]
+
+
+def plan_split_episodes(
+    tasks: Mapping[str, Sequence[Mapping[str, Any]]], repeats: int
+) -> list[PlannedEpisode]:
+    """Every (split task, repeat) of a `--split` run: the k-th task of each environment, then
+    the next, so each round (one task of each environment, one repeat) is a pass."""
+    combos = [
+        (specs[k], repeat)
+        for k in range(max(map(len, tasks.values()), default=0))
+        for repeat in range(repeats)
+        for specs in tasks.values()
+        if k < len(specs)
+    ]
+    return [
+        PlannedEpisode(index, card_of(spec), spec["seed"], repeat, spec)
+        for index, (spec, repeat) in enumerate(combos)
     ]
 
 

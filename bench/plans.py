@@ -10,6 +10,7 @@ when the data or the tasks change. The peers play the same shape of cycle
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -59,13 +60,15 @@ def _optimal_actions(task_id: str) -> list[str]:
     return actions
 
 
-def episode_mix() -> Plan:
-    """Whole ServiceBench episodes: each task's reset, then its optimal path."""
+def episode_mix(task_ids: Sequence[str] | None = None) -> Plan:
+    """Whole ServiceBench episodes: each task's reset, then its optimal path. `task_ids` picks
+    the tasks (default: every task card), e.g. those an older revision also serves."""
+    ids = [card.id for card in ServiceBenchEnvironment.tasks] if task_ids is None else task_ids
     return Plan(
         "episode-mix",
         tuple(
-            EpisodePlan(json.dumps({"task_id": card.id}), tuple(_optimal_actions(card.id)), True)
-            for card in ServiceBenchEnvironment.tasks
+            EpisodePlan(json.dumps({"task_id": task_id}), tuple(_optimal_actions(task_id)), True)
+            for task_id in ids
         ),
     )
 

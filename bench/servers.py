@@ -11,6 +11,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -43,6 +44,8 @@ class Target:
     app_dir: Path
     ws_path: str | None = None
     env: Mapping[str, str] = field(default_factory=dict)
+    python: str | None = None
+    """Another checkout's interpreter (its venv), to run an older tree beside this one."""
 
 
 OURS = Target(
@@ -106,7 +109,7 @@ def serve(
     """
     port = free_port()
     command = [
-        sys.executable,
+        target.python or sys.executable,
         "-m",
         "uvicorn",
         target.app,
@@ -147,3 +150,26 @@ def serve(
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+@contextlib.contextmanager
+def checkout(ref: str) -> Iterator[Path]:
+    """A directory from which `servicebench_support_queue` imports the code of `ref`."""
+    with tempfile.TemporaryDirectory() as directory:
+        tree = Path(directory) / "tree"
+        subprocess.run(
+            ["git", "-C", str(REPO), "worktree", "add", "--detach", str(tree), ref],
+            check=True,
+            capture_output=True,
+        )
+        try:
+            package_dir = Path(directory) / "import"
+            package_dir.mkdir()
+            (package_dir / "servicebench_support_queue").symlink_to(tree)
+            yield package_dir
+        finally:
+            subprocess.run(
+                ["git", "-C", str(REPO), "worktree", "remove", "--force", str(tree)],
+                check=False,
+                capture_output=True,
+            )

@@ -1,7 +1,10 @@
-"""Per-step cost of the Support Queue grader: `grade`, and its safety and coverage parts alone.
+"""Per-step cost of the Support Queue grader: `grade`, and its text parts alone.
 
-The safety part is the rules (`unsafe_hits`) and the model's scoring of the reply and each
-of its sentences (`SafetyModel.worst_piece`, what a rule hit costs on top of the rules).
+The parts: the canonical text of the summary and the reply (`canonical_text`, read once per
+grade); the safety rules alone (`unsafe_hits`) and the whole verdict (`verdict`: the rules and
+the model's scoring of each sentence and each two in a row); coverage of both texts
+(`score_text`, which canonicalises its text too). Side by side with another checkout:
+bench/sq_grader_versus.py.
 
     .venv/bin/python -m bench.sq_grader_bench             # seeds 1-100 of every task
     .venv/bin/python -m bench.sq_grader_bench --seeds 1-300 --json
@@ -27,14 +30,16 @@ from servicebench_support_queue.models import SupportQueueAction
 from servicebench_support_queue.server.support_queue.environment import SupportQueueEnvironment
 from servicebench_support_queue.server.support_queue.grader import grade, score_text
 from servicebench_support_queue.server.support_queue.heuristic import triage
-from servicebench_support_queue.server.support_queue.safety import unsafe_hits
-from servicebench_support_queue.server.support_queue.safety_model import MODEL
 from servicebench_support_queue.server.support_queue.scenarios import COMPOSITIONS
 from servicebench_support_queue.server.support_queue.tasks import PRODUCT_DOMAINS
+from servicebench_support_queue.server.support_queue.text import canonical_text
+from servicebench_support_queue.server.support_queue.text.safety.rules import unsafe_hits
+from servicebench_support_queue.server.support_queue.text.safety.verdict import verdict
 
 
-def cases(seeds: range) -> list[tuple[Any, SupportQueueAction, Any]]:
-    """(ticket, action, facts) for the gold and the heuristic action of every ticket."""
+def seeded_cases(seeds: range) -> list[tuple[str, int | None, Any, SupportQueueAction, Any]]:
+    """(task, seed, ticket, action, facts) for the gold and the heuristic action of every
+    ticket of the canonical tasks (seed None) and of the seeds' variants."""
     out = []
     for task_id in COMPOSITIONS:
         for seed in (None, *seeds):
@@ -49,8 +54,13 @@ def cases(seeds: range) -> list[tuple[Any, SupportQueueAction, Any]]:
                     response=ticket.gold_response,
                 )
                 heuristic = triage(type("Observation", (), {"ticket": ticket.public_ticket()})())
-                out += [(ticket, gold, facts), (ticket, heuristic, facts)]
+                out += [(task_id, seed, ticket, a, facts) for a in (gold, heuristic)]
     return out
+
+
+def cases(seeds: range) -> list[tuple[Any, SupportQueueAction, Any]]:
+    """(ticket, action, facts) for the gold and the heuristic action of every ticket."""
+    return [(ticket, action, facts) for _, _, ticket, action, facts in seeded_cases(seeds)]
 
 
 def best_us(run: Callable[[], None], calls: int, rounds: int) -> float:
@@ -75,13 +85,18 @@ def main() -> None:
         for ticket, action, facts in graded:
             grade(ticket, action, facts)
 
+    def canonical_all() -> None:
+        for _, action, _ in graded:
+            canonical_text(action.summary)
+            canonical_text(action.response)
+
     def safety_all() -> None:
         for ticket, action, _ in graded:
             unsafe_hits(action.response, ticket.public_text, PRODUCT_DOMAINS)
 
-    def model_all() -> None:
-        for _, action, _ in graded:
-            MODEL.worst_piece(action.response)
+    def verdict_all() -> None:
+        for ticket, action, _ in graded:
+            verdict(action.response, ticket.public_text, PRODUCT_DOMAINS)
 
     def coverage_all() -> None:
         for ticket, action, facts in graded:
@@ -94,8 +109,9 @@ def main() -> None:
         "machine": platform.machine(),
         "actions": n,
         "grade_us": best_us(grade_all, n, args.rounds),
+        "canonical_text_us": best_us(canonical_all, n, args.rounds),
         "unsafe_hits_us": best_us(safety_all, n, args.rounds),
-        "safety_model_us": best_us(model_all, n, args.rounds),
+        "verdict_us": best_us(verdict_all, n, args.rounds),
         "coverage_us": best_us(coverage_all, n, args.rounds),
     }
     if args.json:
@@ -103,8 +119,9 @@ def main() -> None:
         return
     print(
         f"Python {report['python']} on {report['machine']}, {n} actions: grade "
-        f"{report['grade_us']} us, unsafe_hits {report['unsafe_hits_us']} us, the safety model "
-        f"(reply and sentences) {report['safety_model_us']} us, coverage "
+        f"{report['grade_us']} us, canonical texts {report['canonical_text_us']} us, "
+        f"unsafe_hits {report['unsafe_hits_us']} us, the verdict (rules and model) "
+        f"{report['verdict_us']} us, coverage "
         f"(summary + reply) {report['coverage_us']} us per action"
     )
 

@@ -6,7 +6,8 @@ What TRL (1.16) does with an environment, and what these classes answer:
   (`{"servicebench": ..., "support_queue": ...}`: each dataset row's `environment`
   column picks its class, and only that class's tools are shown in its prompt);
 * it calls `reset(**row)` with the row's other columns (`task_id` and `seed` are used
-  here, the rest ignored) and appends the returned text to the prompt's last message;
+  here, and ServiceBench's `faults`: off, light or heavy, default $SERVICEBENCH_FAULTS, else
+  off; the rest ignored) and appends the returned text to the prompt's last message;
 * every other public function of the class is a tool: transformers' `get_json_schema`
   reads its type hints and its docstring's Args: (so helpers here are private);
 * `get_reward()`, called once per finished rollout, is the episode's score in [0, 1]:
@@ -25,11 +26,13 @@ the first reset and reused, to $ENV_BASE_URL (default http://localhost:8000).
 
     uv run --frozen python examples/trl_environment.py --dry-run   # the dataset rows; needs only the server
     uv run --frozen --with trl --with datasets python examples/trl_environment.py   # trains (a GPU)
+    uv run --frozen python examples/trl_environment.py --dry-run --faults light   # rows with faults
 """
 
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import os
 import sys
@@ -39,7 +42,9 @@ from typing import Any
 from openenv.core.client_types import StepResult
 from websockets.exceptions import ConnectionClosed
 
-from servicebench_support_queue.action_tools import TOOLS_BY_NAME
+from servicebench_support_queue.action_tools import TOOLS, TOOLS_BY_NAME, ActionTool
+from servicebench_support_queue.agents.config import FAULT_LEVELS
+from servicebench_support_queue.agents.servicebench_llm import FAULTS_RULES
 from servicebench_support_queue.client import (
     EnvClientError,
     EnvHttpClient,
@@ -67,6 +72,8 @@ GRPO_SETTINGS: dict[str, Any] = {
 """The `GRPOConfig` arguments of a training run (tests/trl_rollouts.py builds its config from them)."""
 BOTH = "both"
 ALL_TASKS = "all"
+FAULTS_VARIABLE = "SERVICEBENCH_FAULTS"
+"""The environment variable of ServiceBench's fault level (a row's `faults` column wins)."""
 INSTRUCTION = "You are an operations agent. Use the tools to finish the task you are given."
 
 
@@ -75,9 +82,21 @@ def env_base_url() -> str:
     return os.environ.get("ENV_BASE_URL", "").strip().rstrip("/") or DEFAULT_ENV_BASE_URL
 
 
-def _reset_options(row: dict[str, Any]) -> dict[str, Any]:
+def _reset_options(
+    row: dict[str, Any], keys: Sequence[str] = ("task_id", "seed")
+) -> dict[str, Any]:
     """The reset parameters a dataset row carries; other columns are the trainer's."""
-    return {key: row[key] for key in ("task_id", "seed") if row.get(key) is not None}
+    return {key: row[key] for key in keys if row.get(key) is not None}
+
+
+def default_faults() -> str:
+    """ServiceBench's fault level when a row names none: $SERVICEBENCH_FAULTS, else off."""
+    level = os.environ.get(FAULTS_VARIABLE, "").strip().lower() or "off"
+    if level not in FAULT_LEVELS:
+        raise ValueError(
+            f"{FAULTS_VARIABLE} must be one of {', '.join(FAULT_LEVELS)}, got {level!r}"
+        )
+    return level
 
 
 def _unit(value: float) -> float:
@@ -88,6 +107,8 @@ class _EpisodeTools:
     """Shared bookkeeping: the client, the episode score and the done guard (all private or data)."""
 
     _client_type: type = ServiceBenchEnv
+    _reset_keys: tuple[str, ...] = ("task_id", "seed")
+    """The row's columns this environment's reset takes."""
 
     def __init__(self) -> None:
         self.reward = 0.0
@@ -111,7 +132,7 @@ class _EpisodeTools:
             if self._client is None:
                 self._client = self._client_type(base_url=env_base_url()).sync()
             try:
-                result = self._client.reset(**_reset_options(row))
+                result = self._client.reset(**self._reset_row(row))
                 break
             except (ConnectionError, ConnectionClosed, OSError):  # e.g. the server restarted
                 self._close()
@@ -119,6 +140,9 @@ class _EpisodeTools:
                     raise
         self.task_id, self._running = result.observation.task_id, True
         return result.observation
+
+    def _reset_row(self, row: dict[str, Any]) -> dict[str, Any]:
+        return _reset_options(row, self._reset_keys)
 
     def _step(self, action: Any) -> Any:
         if not self._running:
@@ -143,22 +167,41 @@ class _EpisodeTools:
 # ----------------------------------------------------------------------------- ServiceBench
 
 
+POLICY_HEADING = "Support policy (the resolution must follow it):"
+"""Introduces the policy every ServiceBench observation serves, in the prompt after the task."""
+
+
 class ServiceBenchToolEnv(_EpisodeTools):
     """ServiceBench for TRL: resolve a customer request by calling user, order and inventory APIs."""
 
     _client_type = ServiceBenchEnv
+    _reset_keys = ("task_id", "seed", "faults")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.faults = "off"
+        """The fault level of the running episode."""
 
     @staticmethod
     def _score(observation: ServiceBenchObservation) -> float:
         return _unit(observation.cumulative_reward)
 
+    def _reset_row(self, row: dict[str, Any]) -> dict[str, Any]:
+        """The row's task, seed and fault level (its `faults` column, else $SERVICEBENCH_FAULTS)."""
+        options = _reset_options(row, self._reset_keys)
+        self.faults = options.pop("faults", None) or default_faults()
+        return {**options, "faults": self.faults} if self.faults != "off" else options
+
     def reset(self, **kwargs: Any) -> str:
-        """Start the row's task (`task_id`, `seed`; default: the first task) and return its text."""
+        """Start the row's task (`task_id`, `seed`, `faults`; default: the first task, no faults)
+        and return its text."""
         observation: ServiceBenchObservation = self._reset(kwargs)
         budget = observation.info.get("max_steps")
+        faults = f"\n\n{FAULTS_RULES}" if self.faults != "off" else ""
         return (
-            f"\n\n{observation.task_description}\n\nUse the service tools; every call is one step "
-            f"(at most {budget}). The episode ends when the task is complete."
+            f"\n\n{observation.task_description}\n\n{POLICY_HEADING}\n{observation.policy}"
+            f"\n\nUse the service tools; every call is one step "
+            f"(at most {budget}). The episode ends when the task is complete.{faults}"
         )
 
     def _call(self, tool: str, **params: Any) -> str:
@@ -169,6 +212,9 @@ class ServiceBenchToolEnv(_EpisodeTools):
             {
                 "call": f"{action.method} {action.service} {action.endpoint}",
                 "status_code": observation.api_response.get("status_code"),
+                **{  # a rate limit says how long to wait
+                    k: v for k, v in observation.api_response.items() if k == "retry_after_steps"
+                },
                 "response": observation.api_response.get("data"),
                 "error": observation.error_message,
                 "task_completed": observation.task_completed,
@@ -176,100 +222,42 @@ class ServiceBenchToolEnv(_EpisodeTools):
             }
         )
 
-    def lookup_user(self, email: str | None = None, user_id: str | None = None) -> str:
-        """Look up a customer by email or by user ID (give at least one).
 
-        Args:
-            email: The customer's email address, e.g. jane.doe@example.com.
-            user_id: The user ID, e.g. USR-001.
-        """
-        return self._call("lookup_user", email=email, user_id=user_id)
+PYTHON_TYPES: dict[str, Any] = {
+    "string": str,
+    "integer": int,
+    "number": float,
+    "boolean": bool,
+    "object": dict[str, str],
+}
+"""The Python type of each JSON schema kind of a tool parameter (action_tools.py)."""
 
-    def list_users(self, page: int = 1, per_page: int = 5) -> str:
-        """List customers, a page at a time.
 
-        Args:
-            page: Page number, starting at 1.
-            per_page: Users per page, 1 to 5.
-        """
-        return self._call("list_users", page=page, per_page=per_page)
+def _endpoint_method(tool: ActionTool) -> Any:
+    """One endpoint's tool as a method TRL reads: its signature, type hints and docstring
+    (`Args:`) are made from the endpoint's declaration, so no tool is written twice."""
 
-    def update_user(self, user_id: str, updates: dict[str, str]) -> str:
-        """Change fields of a customer's profile.
+    def call(self: ServiceBenchToolEnv, **params: Any) -> str:
+        return self._call(tool.name, **params)
 
-        Args:
-            user_id: The user ID to update.
-            updates: Fields to change (name, email, phone, address, notes) and their new values.
-        """
-        return self._call("update_user", user_id=user_id, updates=updates)
+    parameters = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    hints: dict[str, Any] = {"return": str}
+    for param in sorted(tool.params, key=lambda param: not param.required):
+        hint = PYTHON_TYPES[param.kind]
+        hints[param.name] = hint = hint if param.required else hint | None
+        default = inspect.Parameter.empty if param.required else param.default
+        kind = inspect.Parameter.KEYWORD_ONLY
+        parameters.append(inspect.Parameter(param.name, kind, default=default, annotation=hint))
+    call.__name__ = call.__qualname__ = tool.name
+    call.__signature__ = inspect.Signature(parameters, return_annotation=str)  # type: ignore[attr-defined]
+    call.__annotations__ = hints
+    args = "".join(f"\n    {param.name}: {param.description}" for param in tool.params)
+    call.__doc__ = f"{tool.description}\n\nArgs:{args}" if args else tool.description
+    return call
 
-    def lookup_order(self, order_id: str) -> str:
-        """Look up one order: status, line items, coupon, amount charged and refunds.
 
-        Args:
-            order_id: The order ID, e.g. ORD-1005.
-        """
-        return self._call("lookup_order", order_id=order_id)
-
-    def list_user_orders(self, user_id: str) -> str:
-        """List the orders a customer placed, as summaries.
-
-        Args:
-            user_id: The user ID whose orders to list.
-        """
-        return self._call("list_user_orders", user_id=user_id)
-
-    def update_order_status(self, order_id: str, new_status: str) -> str:
-        """Move an order to a new status (only along allowed transitions).
-
-        Args:
-            order_id: The order ID to change.
-            new_status: One of pending, processing, shipped, delivered, returned, cancelled, refunded.
-        """
-        return self._call("update_order_status", order_id=order_id, new_status=new_status)
-
-    def process_refund(self, order_id: str, amount: float, reason: str) -> str:
-        """Refund part of an order's charge.
-
-        Args:
-            order_id: The order ID to refund.
-            amount: Amount in USD, positive, whole cents, at most what is still refundable.
-            reason: Why the refund is issued (kept on the order).
-        """
-        return self._call("process_refund", order_id=order_id, amount=amount, reason=reason)
-
-    def lookup_product(self, sku: str) -> str:
-        """Look up a product: name, category, list price and stock.
-
-        Args:
-            sku: The product SKU, e.g. SKU-445.
-        """
-        return self._call("lookup_product", sku=sku)
-
-    def check_stock(self, sku: str) -> str:
-        """Current stock level of a product.
-
-        Args:
-            sku: The product SKU.
-        """
-        return self._call("check_stock", sku=sku)
-
-    def price_history(self, sku: str) -> str:
-        """A product's list-price changes, oldest first.
-
-        Args:
-            sku: The product SKU.
-        """
-        return self._call("price_history", sku=sku)
-
-    def update_stock(self, sku: str, adjustment: int) -> str:
-        """Add or remove units of stock.
-
-        Args:
-            sku: The product SKU.
-            adjustment: Units to add (positive) or remove (negative), never zero.
-        """
-        return self._call("update_stock", sku=sku, adjustment=adjustment)
+for _tool in TOOLS["servicebench"]:  # one tool per endpoint of the catalogue
+    setattr(ServiceBenchToolEnv, _tool.name, _endpoint_method(_tool))
 
 
 # ----------------------------------------------------------------------------- Support Queue
@@ -370,12 +358,13 @@ def select_tasks(
 
 
 def training_rows(
-    tasks: Sequence[TaskCard], env: str, rows: int, first_seed: int
+    tasks: Sequence[TaskCard], env: str, rows: int, first_seed: int, faults: str = "off"
 ) -> list[dict[str, Any]]:
     """The dataset: row i plays task i mod len(tasks) on seed first_seed + i // len(tasks).
 
     With both environments each row names its own in `environment`, which TRL reads to pick
-    the class and does not pass on to `reset`.
+    the class and does not pass on to `reset`. With `faults` above off, each ServiceBench row
+    carries it in its `faults` column (Support Queue has no services to fail).
     """
     dataset = []
     for i in range(rows):
@@ -387,6 +376,8 @@ def training_rows(
         }
         if env == BOTH:
             row["environment"] = card.env
+        if card.env == "servicebench" and faults != "off":
+            row["faults"] = faults
         dataset.append(row)
     return dataset
 
@@ -421,6 +412,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="seed of the first row of each task (default: 1; seeds 1-99,999 are for training)",
     )
     parser.add_argument(
+        "--faults",
+        choices=FAULT_LEVELS,
+        default=None,
+        help="ServiceBench's seeded service faults for every row: off, light or heavy "
+        f"(default: ${FAULTS_VARIABLE}, else off)",
+    )
+    parser.add_argument(
         "--dry-run", action="store_true", help="print the dataset rows as JSON lines and exit"
     )
     return parser
@@ -441,7 +439,13 @@ def main(argv: Sequence[str] | None = None) -> None:
         tasks = select_tasks(cards, args.env, args.task_id)
     except ValueError as exc:
         parser.error(str(exc))
-    rows = training_rows(tasks, args.env, args.rows, args.first_seed)
+    try:
+        faults = args.faults or default_faults()
+    except ValueError as exc:
+        parser.error(str(exc))
+    if faults != "off" and args.env == "support_queue":
+        parser.error(f"--faults {faults} fails ServiceBench's services; Support Queue has none")
+    rows = training_rows(tasks, args.env, args.rows, args.first_seed, faults)
     if args.dry_run:
         for row in rows:
             sys.stdout.write(json.dumps(row) + "\n")

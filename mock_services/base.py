@@ -1,4 +1,4 @@
-"""What the three services share: their base class and the view of an episode they get.
+"""What the services share: their base class and the view of an episode they get.
 
 A service call sees only its episode's records, through the `EpisodeRecords`
 interface that `ServiceState` (state.py) provides. The interface is declared here
@@ -30,11 +30,15 @@ class EpisodeRecords(Protocol):
 
     def write(self, table: str, key: str) -> dict[str, Any]: ...
 
+    def insert(self, table: str, key: str, record: dict[str, Any]) -> dict[str, Any]: ...
+
+    def created(self, table: str) -> list[Mapping[str, Any]]: ...
+
     def find_user_id_by_email(self, email: str) -> str | None: ...
 
 
 class _Service:
-    """Base of the three services: a service call sees the episode's state only."""
+    """Base of the services: a service call sees the episode's state only."""
 
     def __init__(self, state: EpisodeRecords) -> None:
         self.state = state

@@ -9,7 +9,7 @@ from ..read_only_json import thaw
 from .base import _Service
 from .billing import to_cents
 from .paths import ORDER, ORDERS_BY_USER, ORDERS_LOOKUP, ORDERS_PROCESS_REFUND, ORDERS_UPDATE_STATUS
-from .registry import OneOf, Range, ServiceError, endpoint
+from .registry import OneOf, Range, ServiceError, Wording, endpoint
 from .world import SETTINGS
 
 STATUS_CHOICES = ", ".join(SETTINGS["status_transitions"])
@@ -110,7 +110,7 @@ class OrderService(_Service):
             "Amount in USD: whole cents, at least 0.01 and at most what remains refundable",
             Range(0.01, MAX_REFUND),
         ],
-        reason: Annotated[str, "Why the refund is issued (kept on the order)"],
+        reason: Annotated[str, "Why the refund is issued (kept on the order)", Wording()],
     ) -> dict[str, Any]:
         """Issue a refund; several are allowed while their total stays within the charge."""
         order = self._require("orders", order_id, "order")

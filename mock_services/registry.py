@@ -7,6 +7,13 @@ docstring are the single source of the catalogue shown to agents (`endpoint_spec
 of the parameter validation (`bind_params`) and of the agents' tools
 (action_tools.py), so an endpoint is described exactly once; `tool` names its tool.
 This module knows no service: catalogue.py collects them.
+
+Every write (an endpoint whose method is not GET) also takes the optional
+`idempotency_key` (`KEY_PARAM`), added here to its declared parameters rather than
+written into each handler: the handler never sees it, `ServiceState.dispatch`
+(state.py) does. A parameter marked `Wording` (and an object's `Fields.wording`) is
+free text: what a write says, not what it does; the call identity of the reward rules
+and the idempotency fingerprint both leave it out.
 """
 
 from __future__ import annotations
@@ -35,6 +42,10 @@ NUMBER_PATTERN = re.compile(r"^[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9
 MAX_NUMBER_CHARS = 100
 """A number written as a string may be this long; a longer one is refused before conversion
 (Python's int() raises ValueError past 4,300 digits)."""
+IDEMPOTENCY_KEY = "idempotency_key"
+MAX_KEY_CHARS = 255
+"""An idempotency key's longest spelling (Stripe's bound)."""
+PRINTABLE_ASCII = re.compile(r"[\x20-\x7e]+")
 
 
 class ServiceError(Exception):
@@ -67,9 +78,25 @@ class OneOf:
 @dataclass(frozen=True)
 class Fields:
     """The fields an object parameter may set (each a string, at least one), declared in
-    its `Annotated` hint; the handler refuses any other."""
+    its `Annotated` hint; the handler refuses any other. `wording` names the fields that
+    are free text (a user's notes)."""
 
     names: tuple[str, ...]
+    wording: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Wording:
+    """Marks a string parameter as free text (a refund's reason): what a write says, not
+    the effect it has. Declared in its `Annotated` hint."""
+
+
+@dataclass(frozen=True)
+class Token:
+    """An opaque client-chosen string (an idempotency key): 1 to `max_length` printable
+    ASCII characters, not blank, compared exactly (neither stripped nor case-folded)."""
+
+    max_length: int
 
 
 @dataclass(frozen=True)
@@ -82,6 +109,21 @@ class Param:
     bounds: Range | None = None
     choices: OneOf | None = None
     fields: Fields | None = None
+    wording: bool = False
+    token: Token | None = None
+
+
+KEY_PARAM = Param(
+    IDEMPOTENCY_KEY,
+    "string",
+    False,
+    "Optional, for safe retries: a key you choose for this write, in printable ASCII (e.g. a "
+    "UUID). Sent again with the same key and the same parameters, the write is not applied "
+    "again and answers what it answered the first time; a key already used for a different "
+    "request is refused (409). Use a new key for each new write",
+    token=Token(MAX_KEY_CHARS),
+)
+"""The optional parameter every write takes (see `ServiceState.dispatch`)."""
 
 
 @dataclass(frozen=True)
@@ -99,6 +141,20 @@ class Endpoint:
     @cached_property
     def param_names(self) -> frozenset[str]:
         return frozenset(param.name for param in self.params)
+
+    @property
+    def writes(self) -> bool:
+        """A write (it takes an `idempotency_key`): every method but GET."""
+        return self.method != "GET"
+
+    @cached_property
+    def wording(self) -> frozenset[str]:
+        """The parameters, and an object's fields, that are free text (no part of the effect)."""
+        names = {param.name for param in self.params if param.wording}
+        for param in self.params:
+            if param.fields is not None:
+                names.update(param.fields.wording)
+        return frozenset(names)
 
 
 KIND_BY_TYPE: Mapping[type, str] = MappingProxyType(
@@ -138,6 +194,7 @@ def _param_from_signature(name: str, hint: Any, parameter: inspect.Parameter) ->
         extra(Range),
         extra(OneOf),
         extra(Fields),
+        extra(Wording) is not None,
     )
 
 
@@ -156,6 +213,8 @@ def collect_endpoints(*service_classes: type) -> tuple[Endpoint, ...]:
                 for name, parameter in signature.parameters.items()
                 if name != "self"
             )
+            if route[2] != "GET":
+                params += (KEY_PARAM,)
             doc = inspect.getdoc(func) or ""
             found.append(
                 Endpoint(*route, doc.split("\n\n")[0].replace("\n", " "), params, func, cls)
@@ -166,10 +225,15 @@ def collect_endpoints(*service_classes: type) -> tuple[Endpoint, ...]:
     return tuple(found)
 
 
-def endpoint_spec(entry: Endpoint) -> EndpointSpec:
-    """The catalogue row of one endpoint, as the agent sees it."""
+def declared_params(entry: Endpoint, keyed: bool) -> tuple[Param, ...]:
+    """The parameters a catalogue shows: all of them, or (`keyed` false) all but the key."""
+    return entry.params if keyed else tuple(p for p in entry.params if p is not KEY_PARAM)
+
+
+def endpoint_spec(entry: Endpoint, keyed: bool = True) -> EndpointSpec:
+    """The catalogue row of one endpoint, as the agent sees it (with or without the key)."""
     params: dict[str, dict[str, Any]] = {}
-    for param in entry.params:
+    for param in declared_params(entry, keyed):
         row: dict[str, Any] = {
             "type": param.kind,
             "required": param.required,
@@ -183,6 +247,8 @@ def endpoint_spec(entry: Endpoint) -> EndpointSpec:
             row["enum"] = list(param.choices.values)
         if param.fields is not None:
             row["fields"] = list(param.fields.names)
+        if param.token is not None:
+            row["maxLength"] = param.token.max_length
         params[param.name] = row
     return EndpointSpec(
         service=entry.service,
@@ -230,6 +296,8 @@ def _bound(value: float) -> str:
 def coerce(param: Param, value: Any) -> Any:
     """The value as the parameter's type and within its bounds, or a 400 naming what was wrong."""
     kind = param.kind
+    if param.token is not None:
+        return _token(param, param.token, value)
     if kind == "string" and isinstance(value, str) and value.strip():
         return value.strip()
     if kind == "object" and isinstance(value, dict):
@@ -258,12 +326,32 @@ def coerce(param: Param, value: Any) -> Any:
     raise ServiceError(400, f"parameter '{param.name}' must be {wanted}, got {shown(value)}")
 
 
-def bind_params(entry: Endpoint, params: Mapping[str, Any]) -> dict[str, Any]:
-    """Keyword arguments for the handler: unknown, missing or mistyped params are 400s."""
+def _token(param: Param, token: Token, value: Any) -> str:
+    """`value` as it was sent, if it is a token, else a 400 naming the rule."""
+    if (
+        isinstance(value, str)
+        and len(value) <= token.max_length
+        and PRINTABLE_ASCII.fullmatch(value)
+        and value.strip()
+    ):
+        return value
+    raise ServiceError(
+        400,
+        f"parameter '{param.name}' must be a string of 1 to {token.max_length} printable "
+        f"ASCII characters, not blank, got {shown(value)}",
+    )
+
+
+def bind_params(entry: Endpoint, params: Mapping[str, Any], keyed: bool = True) -> dict[str, Any]:
+    """Keyword arguments for the handler: unknown, missing or mistyped params are 400s.
+
+    The key, when a write has one, is bound with the rest (the caller takes it out).
+    `keyed` false leaves it out of the list of accepted parameters an error shows (a world
+    whose catalogue does not show it), not out of what is accepted."""
     known = entry.param_names
     unknown = [name for name in params if name not in known]
     if unknown:
-        accepted = ", ".join(param.name for param in entry.params)
+        accepted = ", ".join(param.name for param in declared_params(entry, keyed))
         raise ServiceError(
             400,
             f"unknown parameter(s) {shown_names(unknown)} for {entry.path}; accepted: {accepted}",

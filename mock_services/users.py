@@ -73,7 +73,7 @@ class UserService(_Service):
         updates: Annotated[
             dict[str, Any],
             "Fields to change: " + UPDATABLE_USER_FIELDS,
-            Fields(tuple(SETTINGS["user_updatable_fields"])),
+            Fields(tuple(SETTINGS["user_updatable_fields"]), wording=("notes",)),
         ],
     ) -> dict[str, Any]:
         """Update user fields."""

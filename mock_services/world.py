@@ -10,16 +10,21 @@ data lies and how it is made read-only (read_only_json.py).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
 from .. import DATA_DIR
 from ..read_only_json import read_only
+from .paths import SEED_SERVICES
 
 DATA_PATH = DATA_DIR / "servicebench.json"
+
+
+def _no_index() -> Mapping[str, tuple[str, ...]]:
+    return MappingProxyType({})
 
 
 @dataclass(frozen=True)
@@ -33,6 +38,11 @@ class World:
     tables: Mapping[str, Any]
     user_id_by_email: Mapping[str, str]
     order_ids_by_user: Mapping[str, tuple[str, ...]]
+    shipment_ids_by_order: Mapping[str, tuple[str, ...]] = field(default_factory=_no_index)
+    payment_ids_by_order: Mapping[str, tuple[str, ...]] = field(default_factory=_no_index)
+    services: tuple[str, ...] = SEED_SERVICES
+    """The services this world runs: the seed's three, or all six (shipments, payments and
+    cases too). A call to another service is an unknown service, as if it did not exist."""
 
     @classmethod
     def from_records(
@@ -42,15 +52,28 @@ class World:
         products: list[dict[str, Any]],
         coupons: list[dict[str, Any]],
         orders: list[dict[str, Any]],
+        *,
+        shipments: Sequence[dict[str, Any]] = (),
+        payments: Sequence[dict[str, Any]] = (),
+        services: tuple[str, ...] = SEED_SERVICES,
     ) -> World:
-        """Key the records by id, check their foreign keys, freeze them and index them."""
+        """Key the records by id, check their foreign keys, freeze them and index them.
+
+        `cases` starts empty: an episode opens cases (the other tables' writes edit records).
+        """
         tables = {
             "settings": settings,
             "users": {user["user_id"]: user for user in users},
             "orders": {order["order_id"]: order for order in orders},
             "products": {product["sku"]: product for product in products},
             "coupons": {coupon["code"]: coupon for coupon in coupons},
+            "shipments": {shipment["shipment_id"]: shipment for shipment in shipments},
+            "payments": {payment["payment_id"]: payment for payment in payments},
+            "cases": {},
         }
+        for record in (*shipments, *payments):
+            if record["order_id"] not in tables["orders"]:
+                raise ValueError(f"{record}: unknown order {record['order_id']}")
         for order in orders:
             if order["user_id"] not in tables["users"]:
                 raise ValueError(f"{order['order_id']}: unknown user {order['user_id']}")
@@ -68,7 +91,18 @@ class World:
                 {user["email"].lower(): user["user_id"] for user in users}
             ),
             order_ids_by_user=MappingProxyType({uid: tuple(ids) for uid, ids in order_ids.items()}),
+            shipment_ids_by_order=_index(shipments, "shipment_id"),
+            payment_ids_by_order=_index(payments, "payment_id"),
+            services=services,
         )
+
+
+def _index(records: Sequence[Mapping[str, Any]], key: str) -> Mapping[str, tuple[str, ...]]:
+    """Record ids by their order, in record order."""
+    found: dict[str, list[str]] = {}
+    for record in records:
+        found.setdefault(record["order_id"], []).append(record[key])
+    return MappingProxyType({order_id: tuple(ids) for order_id, ids in found.items()})
 
 
 def _load_world(path: Path) -> World:

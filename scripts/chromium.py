@@ -1,4 +1,4 @@
-"""Debian's Chromium driven by Playwright, for the browser test and the README's screenshot.
+"""Debian's Chromium driven by Playwright, for the browser test and the docs' screenshots.
 
 Playwright's own browser download cannot run here, so it drives the system browser
 (`apt-get install chromium`; .ci/run installs it). As root Chromium needs
@@ -13,10 +13,20 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from urllib.parse import urlsplit
 
-from playwright.sync_api import Browser, BrowserContext, Page, Playwright, Route, WebSocket
+from playwright.sync_api import (
+    Browser,
+    BrowserContext,
+    Page,
+    Playwright,
+    Route,
+    WebSocket,
+    sync_playwright,
+)
 
 ARGS = (
     "--no-sandbox",
@@ -78,3 +88,22 @@ class LoopbackOnly:
         )
         page.on("pageerror", lambda error: self.errors.append(f"uncaught: {error}"))
         return context, page
+
+
+def screenshot(
+    origin: str, out: Path, size: tuple[int, int], prepare: Callable[[Page], None]
+) -> None:
+    """A picture for the docs: a page held to `origin`, brought to the view by `prepare`, saved
+    to `out` at `size` (width, height); SystemExit if the page reached outside or failed."""
+    with sync_playwright() as playwright:
+        browser = launch(playwright)
+        guard = LoopbackOnly(origin)
+        context, page = guard.new_page(browser, viewport={"width": size[0], "height": size[1]})
+        prepare(page)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(out))
+        context.close()
+        browser.close()
+    if guard.outside or guard.errors:
+        raise SystemExit(f"the page reached outside or failed: {guard.outside} {guard.errors}")
+    print(f"{out} ({out.stat().st_size // 1024} KB)")

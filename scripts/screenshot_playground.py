@@ -1,4 +1,4 @@
-"""The README's screenshot of the playground, mid-episode: docs/playground.png.
+"""The screenshot of the playground (docs/playground.md), mid-episode: docs/playground.png.
 
     python scripts/screenshot_playground.py [--out docs/playground.png]
 
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import chromium
 import uvicorn
-from playwright.sync_api import Page, expect, sync_playwright
+from playwright.sync_api import Page, expect
 
 from servicebench_support_queue.server.app import create_app
 
@@ -70,20 +70,9 @@ def main() -> None:
     args = parser.parse_args()
     server, base = serve_in_background()
     try:
-        with sync_playwright() as playwright:
-            browser = chromium.launch(playwright)
-            guard = chromium.LoopbackOnly(base)
-            context, page = guard.new_page(browser, viewport={"width": 1024, "height": 1500})
-            play(page, base)
-            args.out.parent.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(args.out))
-            context.close()
-            browser.close()
-        if guard.outside or guard.errors:
-            raise SystemExit(f"the page reached outside or failed: {guard.outside} {guard.errors}")
+        chromium.screenshot(base, args.out, (1024, 1500), lambda page: play(page, base))
     finally:
         server.should_exit = True
-    print(f"{args.out} ({args.out.stat().st_size // 1024} KB)")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """The FastAPI app: both environments at the root and each under its own prefix.
 
     uvicorn servicebench_support_queue.server.app:app --port 8000
-    servicebench-support-queue-server       # the same on $HOST:$PORT (default 0.0.0.0:8000)
+    servicebench-support-queue-server --port 8000     # the same, with its flags (server/cli.py)
 
 The root serves every environment (the env is named in /reset, or inferred
 from the task id); `/servicebench` and `/support_queue` each serve one, with
@@ -12,12 +12,13 @@ store of live HTTP episodes.
 from __future__ import annotations
 
 import logging
-import os
+from typing import Any
 
 from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 from uvicorn.config import STARTUP_FAILURE
 
+from . import log_redaction
 from .body_limit import BodyLimitMiddleware
 from .episode import EpisodeEnvironment
 from .episodes import Episodes
@@ -41,6 +42,7 @@ DESCRIPTION = (
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     """Build the app; settings default to the environment variables."""
+    log_redaction.install()  # before anything can log a URL or a header
     settings = settings or Settings.from_env()
     store = open_store(settings, ENVIRONMENTS)
     root_episodes = Episodes(ENVIRONMENTS, store, settings.require_episode_id)
@@ -67,7 +69,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             ],
             expose_headers=["Mcp-Session-Id"],  # a browser MCP client reads its session from it
         )
-    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
+    app.add_middleware(
+        BodyLimitMiddleware,
+        max_bytes=settings.max_body_bytes,
+        timeout_seconds=settings.body_timeout_seconds,
+    )
     return app
 
 
@@ -82,20 +88,21 @@ def _app_from_env() -> FastAPI:
         raise SystemExit(STARTUP_FAILURE) from None
 
 
-app = _app_from_env()
+def __getattr__(name: str) -> Any:
+    """`app`, the app of the environment's settings, built on first use (uvicorn's
+    `server.app:app`): importing this module for `create_app` builds nothing."""
+    if name == "app":
+        globals()["app"] = built = _app_from_env()
+        return built
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def main() -> None:
-    """Serve the app with uvicorn on $HOST:$PORT (default 0.0.0.0:8000)."""
-    import uvicorn
+    """`python -m servicebench_support_queue.server.app` and OpenEnv's deployment check: the same
+    entry point as the console script, whose flags and checks live in `cli.py`."""
+    from .cli import main as serve
 
-    logging.basicConfig(level=logging.INFO)
-    uvicorn.run(
-        app,
-        host=os.environ.get("HOST", "0.0.0.0"),
-        port=int(os.environ.get("PORT", "8000")),
-        timeout_graceful_shutdown=10,
-    )
+    serve()
 
 
 if __name__ == "__main__":

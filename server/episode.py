@@ -19,41 +19,50 @@ from __future__ import annotations
 
 import secrets
 from abc import abstractmethod
+from functools import cache
 from typing import Any, ClassVar, Generic, TypeVar
 
-from openenv.core.env_server.interfaces import Environment
-from openenv.core.env_server.types import Action, EnvironmentMetadata
-
 from .. import __version__
+from ..error_messages import shown
 from ..models import EpisodeObservation, EpisodeState, TaskCard
-from .seeds import is_canonical
+from ..openenv_types import Action, Environment, EnvironmentMetadata
+from .episode_errors import (
+    EpisodeError,
+    EpisodeFinishedError,
+    EpisodeNotStartedError,
+    FaultLevelError,
+    UnknownTaskError,
+)
+from .seeds import CANONICAL_SEED, is_canonical
+from .splits import (
+    Catalogue,
+    Family,
+    SplitRequestError,
+    SplitTask,
+    check_split_reset,
+    specs,
+)
 from .variants import Draw, VariantCache
 
 ActT = TypeVar("ActT", bound=Action)
 ObsT = TypeVar("ObsT", bound=EpisodeObservation)
 StateT = TypeVar("StateT", bound=EpisodeState)
+NO_FAULTS = "off"
 ObservationFields = dict[str, Any]
 """An observation's fields by name, as `_start` and `_apply` return them."""
 
+EPISODE_OVERHEAD_BYTES = 16 * 1024
+"""What an episode holds besides its actions: its objects, progress, the records it wrote."""
 README_URL = "https://huggingface.co/spaces/openenv/servicebench-support-queue/blob/main/README.md"
 
 
-class EpisodeError(Exception):
-    """A request that the episode cannot serve; `status` is its HTTP status."""
-
-    status: ClassVar[int] = 400
-
-
-class UnknownTaskError(EpisodeError):
-    status = 404
-
-
-class EpisodeFinishedError(EpisodeError):
-    status = 409
-
-
-class EpisodeNotStartedError(EpisodeError):
-    status = 409
+def action_entry(action: Action) -> bytes:
+    """An action as its episode keeps it: its JSON, compact UTF-8, in the order the client gave
+    it (the state shows parameters in that order). These bytes, one entry per step, are
+    all an episode holds of its actions, in every store: never the parsed objects, which
+    take up to 20 times the room of their JSON (`{"k1": [], ...}`), nor a `str`, which takes
+    4 bytes per character for all of it once one character is outside the BMP."""
+    return action.__pydantic_serializer__.to_json(action)
 
 
 def new_episode_id() -> str:
@@ -72,21 +81,51 @@ class EpisodeEnvironment(Environment[ActT, ObsT, StateT], Generic[ActT, ObsT, St
     state_cls: ClassVar[type[EpisodeState]]
     description: ClassVar[str]
     tasks: ClassVar[tuple[TaskCard, ...]]
+    max_action_bytes: ClassVar[int]
+    """The largest action an episode takes, as the UTF-8 JSON of `action_entry`: with the
+    task's step budget, what bounds the memory of an episode (`byte_budget`)."""
+    step_entry_bytes: ClassVar[int] = 0
+    """What the episode may keep per step besides the action's own text (ServiceBench: a
+    keyed write's entry in its idempotency key table); part of `memory_bound`."""
     variants: ClassVar[VariantCache[Any, Draw]]
     """This environment's proven variants, made for each subclass from its `draw_variant`
     and `prove_variant` (see `__init_subclass__`)."""
+    family_variants: ClassVar[VariantCache[Any, Draw]]
+    """The proven variants of its families, by (family, seed): what split tasks play."""
+    fault_levels: ClassVar[tuple[str, ...]] = (NO_FAULTS,)
+    """The `faults` levels a reset may ask for (ServiceBench's services can fail)."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         cls.variants = VariantCache(cls.draw_variant, cls.prove_variant)
+        cls.family_variants = VariantCache(cls.draw_family_variant, cls.prove_variant)
 
     def __init__(self) -> None:
         super().__init__()
         self.episode_id: str = ""
         self.task: TaskCard | None = None
         self.seed: int | None = None
+        self.family: str | None = None
+        """The family the reset asked for (None: the seed's own)."""
+        self.split: str | None = None
+        self.index: int | None = None
+        """The split and index the episode was reset with (None: by task and seed)."""
+        self.fault_level: str = NO_FAULTS
+        """The reset's `faults` level: what a replay of the episode must reset with too."""
         self.step_count = 0
         self.done = False
+        self.entries: tuple[bytes, ...] = ()
+        """The actions taken, as `action_entry`s: a tuple, so a copy of the episode shares it."""
+
+    @classmethod
+    def install_routes(cls, app: Any) -> None:
+        """Add the environment's own read-only routes to a FastAPI app that serves it (none
+        unless it has some), so that the shared core names no environment."""
+
+    @classmethod
+    def warm(cls) -> None:
+        """Do now the one-time work that playing needs (server/warmup.py runs it in a thread at
+        startup); whatever it prepares must also be prepared on first use without it."""
 
     # ------------------------------------------------------------------ tasks
 
@@ -112,6 +151,48 @@ class EpisodeEnvironment(Environment[ActT, ObsT, StateT], Generic[ActT, ObsT, St
         except UnknownTaskError:
             return False
         return True
+
+    @classmethod
+    def check_fault_level(cls, level: Any) -> str:
+        """`level` if this environment has it, else FaultLevelError naming it and the levels."""
+        if level in cls.fault_levels:
+            return str(level)
+        if len(cls.fault_levels) == 1:
+            raise FaultLevelError(
+                f"faults {shown(level)}: {cls.env_name} has no faults to inject "
+                f"(faults are ServiceBench only); leave faults out or send {NO_FAULTS!r}"
+            )
+        raise FaultLevelError(
+            f"unknown faults level {shown(level)}; {cls.env_name} has: "
+            + ", ".join(cls.fault_levels)
+        )
+
+    @classmethod
+    def most_steps(cls, card: TaskCard) -> int:
+        """The most steps an episode of the task can take (its budget can grow with faults)."""
+        return card.max_steps
+
+    @property
+    def step_budget(self) -> int:
+        """The steps this episode may take: its task's `max_steps` (grown by the faults its
+        services answered with, in an environment that has faults)."""
+        return self.task.max_steps if self.task is not None else 0
+
+    @classmethod
+    def byte_budget(cls) -> int:
+        """The most an episode's actions can add up to: its longest task's step budget times
+        the action limit (what a durable store's log of an episode may hold)."""
+        return max(cls.most_steps(card) for card in cls.tasks) * cls.max_action_bytes
+
+    @classmethod
+    def memory_bound(cls) -> int:
+        """The most one idle episode holds in a process (the memory store, or a worker's cache
+        of a durable store): its action entries, what its world keeps of them (a write's
+        text), what it keeps per step (`step_entry_bytes`), and a fixed overhead.
+        bench/episode_memory.py measures it under an abusive client and
+        tests/server/store/test_episode_bytes.py holds every store to it."""
+        steps = cls.byte_budget() // cls.max_action_bytes  # the most steps an episode takes
+        return 2 * cls.byte_budget() + steps * cls.step_entry_bytes + EPISODE_OVERHEAD_BYTES
 
     @classmethod
     def environment_metadata(cls) -> EnvironmentMetadata:
@@ -143,13 +224,110 @@ class EpisodeEnvironment(Environment[ActT, ObsT, StateT], Generic[ActT, ObsT, St
         """The task exactly as the seed documents state it (no seed, or seed 0)."""
 
     @classmethod
-    def variant_for(cls, task_id: str, seed: int | None) -> Draw:
-        """What `reset(task_id, seed)` plays: the canonical task, or the seed's proven variant."""
-        return (
-            cls.canonical_variant(task_id)
-            if is_canonical(seed)
-            else cls.variants.get(task_id, seed)
-        )
+    def families_of(cls, task_id: str) -> tuple[str, ...]:
+        """The families a reset may name for this task (none unless the environment has some)."""
+        return ()
+
+    @classmethod
+    def owns_family(cls, family: str) -> bool:
+        return any(family in cls.families_of(card.id) for card in cls.tasks)
+
+    @classmethod
+    def task_of_family(cls, family: str) -> str:
+        """The task a family belongs to, or UnknownTaskError."""
+        for card in cls.tasks:
+            if family in cls.families_of(card.id):
+                return card.id
+        raise UnknownTaskError(f"unknown family {shown(family)} for env {cls.env_name!r}")
+
+    @classmethod
+    def _variant_seed(cls, task_id: str, seed: int | None, family: str | None) -> int | None:
+        """The seed of the variant `reset(task_id, seed, family)` plays, None for the canonical
+        task: a family's seed 0 is the canonical task when that is the canonical task's
+        family, else the family's own variant of seed 0."""
+        if family is not None and family not in cls.families_of(task_id):
+            known = ", ".join(cls.families_of(task_id)) or "none"
+            raise UnknownTaskError(
+                f"unknown family {shown(family)} for task {task_id!r}; its families: {known}"
+            )
+        if not is_canonical(seed):
+            return seed
+        canonical = cls.canonical_variant(task_id)
+        if family is None or getattr(canonical, "family", None) == family:
+            return None
+        return CANONICAL_SEED
+
+    @classmethod
+    async def prepared_variant(
+        cls, task_id: str, seed: int | None, family: str | None = None
+    ) -> Draw:
+        """`variant_for`, built off the event loop if it has to be built (server/variants.py):
+        what an async caller awaits before a reset or a replay."""
+        drawn = cls._variant_seed(task_id, seed, family)
+        if drawn is None:
+            return cls.canonical_variant(task_id)
+        return await cls.variants.prepared(task_id, drawn, family)
+
+    @classmethod
+    def variant_for(cls, task_id: str, seed: int | None, family: str | None = None) -> Draw:
+        """What `reset(task_id, seed, family)` plays: the canonical task, or the seed's proven
+        variant (of `family`, if named)."""
+        drawn = cls._variant_seed(task_id, seed, family)
+        if drawn is None:
+            return cls.canonical_variant(task_id)
+        return cls.variants.get(task_id, drawn, family)
+
+    # ---------------------------------------------------------- families, splits
+
+    @classmethod
+    @abstractmethod
+    def task_families(cls) -> tuple[Family, ...]:
+        """This environment's task families, read from its registry, in the registry's order
+        (the order in which the splits interleave them)."""
+
+    @staticmethod
+    @abstractmethod
+    def draw_family_variant(family: str, seed: int, attempt: int) -> Draw:
+        """The generator of one family: attempt `attempt` of its `seed` variant, not yet proven."""
+
+    @classmethod
+    def family_variant(cls, family: str, seed: int) -> Draw:
+        """What a split task of `family` on `seed` plays: its proven variant (cached)."""
+        return cls.family_variants.get(family, seed)
+
+    @classmethod
+    async def prepared_split_task(cls, split: Any, index: Any, seed: Any) -> SplitTask:
+        """The split task `reset(split=, index=, seed=)` plays, its variant built off the event
+        loop if it has to be built: an async caller awaits it, then resets with its index."""
+        chosen = cls.catalogue().chosen(split, index, seed)
+        await cls.family_variants.prepared(chosen.family.name, chosen.seed)
+        return chosen
+
+    @classmethod
+    def catalogue(cls) -> Catalogue:
+        """The environment's splits (server/splits.py), built once per class."""
+        return _catalogue(cls)
+
+    # OpenEnv's TaskProvider protocol: discovery only, side-effect free, works on a fresh
+    # instance; OpenEnv's own HTTP server serves these as /{env_name}/... routes, and so does
+    # server/task_api.py (with bounded, strictly typed requests).
+
+    def list_splits(self) -> list[dict[str, Any]]:
+        return self.catalogue().descriptors()
+
+    def list_tasks(self, split: str) -> list[dict[str, Any]]:
+        return specs(self.catalogue().preview(split))
+
+    def num_tasks(self, split: str) -> int:
+        return self.catalogue().num_tasks(split)
+
+    def get_task(self, split: str, index: int) -> dict[str, Any]:
+        return self.catalogue().task(split, index).spec()
+
+    def get_task_range(
+        self, split: str, start: int | None = None, stop: int | None = None
+    ) -> list[dict[str, Any]]:
+        return specs(self.catalogue().task_range(split, start, stop))
 
     # ------------------------------------------------------------- lifecycle
 
@@ -159,23 +337,46 @@ class EpisodeEnvironment(Environment[ActT, ObsT, StateT], Generic[ActT, ObsT, St
         episode_id: str | None = None,
         task_id: Any = None,
         variant: Draw | None = None,
+        family: str | None = None,
+        split: str | None = None,
+        index: int | None = None,
+        faults: str = NO_FAULTS,
         **kwargs: Any,
     ) -> ObsT:
-        """Start `task_id` afresh; `seed` picks a variant (None: the canonical task).
+        """Start `task_id` afresh; `seed` picks a variant (None: the canonical task) and
+        `family` one of the task's families (the task may be left out then); `faults`
+        ("off", "light", "heavy": ServiceBench only) how often the services fail.
 
         `variant` plays exactly that variant of the task instead of looking the seed
-        up: a proof plays the very draw it is proving.
+        up: a proof plays the very draw it is proving. `split` and `index` play task
+        `index` of a split instead (OpenEnv's Task API; a seed without an index picks it).
         """
-        card = self.resolve_task(task_id)
-        if variant is None:
-            variant = self.variant_for(card.id, seed)
-        elif variant.task_id != card.id:
-            raise ValueError(f"variant {variant.label} is not a variant of {card.id}")
+        fault_level = self.check_fault_level(faults)
+        chosen: SplitTask | None = None
+        if split is not None or index is not None:
+            check_split_reset(split, index, seed, task_id, variant)
+            if family is not None:
+                raise SplitRequestError("split and index name the family: leave family out")
+            chosen = self.catalogue().chosen(split, index, seed)
+            card, seed = chosen.family.card, chosen.seed
+            variant = self.family_variant(chosen.family.name, chosen.seed)
+        else:
+            if task_id is None and family is not None:
+                task_id = self.task_of_family(family)
+            card = self.resolve_task(task_id)
+            if variant is None:
+                variant = self.variant_for(card.id, seed, family)
+            elif variant.task_id != card.id:
+                raise ValueError(f"variant {variant.label} is not a variant of {card.id}")
         self.task = card
         self.seed = seed
+        self.family = family
+        self.split, self.index = (chosen.split, chosen.index) if chosen else (None, None)
         self.episode_id = episode_id or new_episode_id()
+        self.fault_level = fault_level
         self.step_count = 0
         self.done = False
+        self.entries = ()
         return self._finish(self._start(card, variant))
 
     def step(self, action: ActT, timeout_s: float | None = None, **kwargs: Any) -> ObsT:
@@ -186,9 +387,11 @@ class EpisodeEnvironment(Environment[ActT, ObsT, StateT], Generic[ActT, ObsT, St
             raise EpisodeFinishedError(
                 f"episode {self.episode_id} is done: call reset to start a new one"
             )
+        entry = action_entry(action)
         self.step_count += 1
         fields = self._apply(action)
-        if self.step_count >= self.task.max_steps:
+        self.entries = (*self.entries, entry)
+        if self.step_count >= self.step_budget:
             fields["done"] = True
         self.done = fields.get("done", False)
         return self._finish(fields)
@@ -206,7 +409,7 @@ class EpisodeEnvironment(Environment[ActT, ObsT, StateT], Generic[ActT, ObsT, St
             "episode_id": self.episode_id,
             "env": self.env_name,
             "step": self.step_count,
-            "max_steps": task.max_steps if task else 0,
+            "max_steps": self.step_budget,
         }
         return self.observation_cls.model_validate(fields)  # type: ignore[return-value]
 
@@ -218,6 +421,8 @@ class EpisodeEnvironment(Environment[ActT, ObsT, StateT], Generic[ActT, ObsT, St
             "env": self.env_name,
             "task": self.task,
             "seed": self.seed,
+            "split": self.split,
+            "index": self.index,
             "done": self.done,
         }
 
@@ -239,3 +444,19 @@ class EpisodeEnvironment(Environment[ActT, ObsT, StateT], Generic[ActT, ObsT, St
     @abstractmethod
     def _apply(self, action: ActT) -> ObservationFields:
         """Apply one action; return the observation's own fields, `done` and `reward` among them."""
+
+
+@cache
+def _catalogue(env_cls: type[EpisodeEnvironment]) -> Catalogue:  # type: ignore[type-arg]
+    return Catalogue(env_cls.env_name, env_cls.task_families())
+
+
+__all__ = [
+    "EpisodeEnvironment",
+    "EpisodeError",
+    "EpisodeFinishedError",
+    "EpisodeNotStartedError",
+    "ObservationFields",
+    "UnknownTaskError",
+    "new_episode_id",
+]

@@ -13,17 +13,30 @@ from __future__ import annotations
 from functools import cached_property
 from typing import Any, NamedTuple
 
+from openenv.core.env_server.types import Action
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
 
 from ..error_messages import shown, shown_names
-from .episode import EpisodeEnvironment, EpisodeError, UnknownTaskError
-from .sessions import EpisodeIdRequiredError, EpisodeStore, Stepped
+from ..models import MAX_STEP_INDEX
+from . import warmup
+from .episode import (
+    NO_FAULTS,
+    EpisodeEnvironment,
+    EpisodeError,
+    UnknownTaskError,
+    action_entry,
+)
+from .owners import RELEASED, Actor
+from .sessions import EpisodeIdRequiredError, EpisodeStore, Stepped, not_owned
+from .splits import check_split_reset
 
 EPISODE_ID_PATTERN = r"^[A-Za-z0-9_.:-]{1,128}$"
 """What a client-chosen episode id may look like: URL-, header- and log-safe as it is."""
 MAX_SEED = 2**63 - 1
+MAX_SPLIT_NAME = 64
+MAX_FAULT_LEVEL = 16
+MAX_TASK_INDEX = 2**31 - 1
 MAX_REPORTED_ERRORS = 20
-MAX_STEP_INDEX = 2**31 - 1
 STEP_ENVELOPE_KEYS = frozenset({"action", "episode_id", "timeout_s", "request_id", "step_index"})
 
 
@@ -36,6 +49,25 @@ class InvalidRequestError(EpisodeError):
         super().__init__(message)
         self.errors = errors or []
 
+    def details(self) -> dict[str, Any]:
+        return {"errors": self.errors}
+
+
+class ActionTooLargeError(InvalidRequestError):
+    """An action over its environment's byte limit: what bounds an episode's memory."""
+
+    status = 413
+
+
+def check_action_size(env_cls: type[EpisodeEnvironment], action: Action) -> None:
+    """Refuse an action whose JSON (as its episode would keep it) is over the env's limit."""
+    size = len(action_entry(action))
+    if size > env_cls.max_action_bytes:
+        raise ActionTooLargeError(
+            f"action is {size} bytes as JSON; a {env_cls.env_name} action may be at most "
+            f"{env_cls.max_action_bytes} (parameters, texts and metadata together)"
+        )
+
 
 class ResetRequest(BaseModel):
     """Body of POST /reset (every field optional: `{}` starts the default task)."""
@@ -47,12 +79,49 @@ class ResetRequest(BaseModel):
         default=None, description="A task id from /tasks (ServiceBench also takes 1, 2, 3)"
     )
     seed: StrictInt | None = Field(default=None, ge=0, le=MAX_SEED, description="Variant seed")
+    family: StrictStr | None = Field(
+        default=None,
+        max_length=100,
+        description="One of the task's families (ServiceBench: docs/servicebench.md, Task families); "
+        "task_id may then be left out",
+    )
     episode_id: StrictStr | None = Field(
         default=None,
         pattern=EPISODE_ID_PATTERN,
         description="A client-chosen id: 1-128 of A-Z a-z 0-9 _ . : - (else a new random one); "
         "an id the server still holds is a 409",
     )
+    split: StrictStr | None = Field(
+        default=None,
+        max_length=MAX_SPLIT_NAME,
+        description="A Task API split (GET /{env}/splits): play its task `index` instead of "
+        "naming a task_id (without an index, the seed picks one)",
+    )
+    index: StrictInt | None = Field(
+        default=None, ge=0, le=MAX_TASK_INDEX, description="The task's index in `split`"
+    )
+    faults: StrictStr | None = Field(
+        default=None,
+        max_length=MAX_FAULT_LEVEL,
+        description='How often the services fail: "off" (the default), "light" or "heavy" '
+        "(ServiceBench only: 503s, 429s with retry_after_steps, 504s and stale reads inside "
+        "the observation's api_response, on a schedule fixed by the task, seed and level)",
+    )
+
+
+SEED_DIGITS = len(str(MAX_SEED))
+
+
+def seed_from_text(value: Any) -> Any:
+    """A seed written as text (an MCP prompt argument, a URL query) as its number: ASCII
+    digits, spaces around them allowed, at most as many as MAX_SEED has (the length is
+    checked before any conversion: Python refuses to convert more than 4,300 digits).
+    Anything else is left as it is, for the reset's validation to refuse by name."""
+    if isinstance(value, str):
+        text = value.strip()
+        if text.isascii() and text.isdigit() and len(text) <= SEED_DIGITS:
+            return int(text)
+    return value
 
 
 def describe_errors(errors: list[Any], prefix: tuple[str, ...] = ()) -> str:
@@ -167,6 +236,11 @@ class Episodes:
                     + ", ".join(self.env_names)
                 )
             return env_cls
+        if request.task_id is None and request.family is not None:
+            for env_cls in self.envs:
+                if env_cls.owns_family(request.family):
+                    return env_cls
+            raise UnknownTaskError(f"unknown family {shown(request.family)}")
         if request.task_id is not None:
             for env_cls in self.envs:
                 if env_cls.owns_task(request.task_id):
@@ -177,54 +251,107 @@ class Episodes:
             )
         return self.envs[0]
 
-    def _begin(self, request: ResetRequest) -> Stepped:
+    async def _begin(self, request: ResetRequest) -> Stepped:
+        check_split_reset(request.split, request.index, request.seed, request.task_id)
         env_cls = self.env_class(request)
-        env_cls.resolve_task(request.task_id)  # unknown task: fail before building anything
+        faults = env_cls.check_fault_level(  # before any building
+            NO_FAULTS if request.faults is None else request.faults
+        )
+        task_id, variant, seed, index = None, None, request.seed, request.index
+        if request.split is not None or request.index is not None:
+            # chosen once (a reset without index or seed picks a random one) and built off the
+            # loop; the reset then finds its variant cached
+            chosen = await env_cls.prepared_split_task(request.split, request.index, seed)
+            seed, index = None, chosen.index
+        else:
+            task_id = request.task_id
+            if task_id is None and request.family is not None:
+                task_id = env_cls.task_of_family(request.family)
+            task_id = env_cls.resolve_task(task_id).id  # unknown task: fail before building
+            variant = await env_cls.prepared_variant(task_id, seed, request.family)
         env = env_cls()
         observation = env.reset(
-            seed=request.seed, episode_id=request.episode_id, task_id=request.task_id
+            seed=seed,
+            episode_id=request.episode_id,
+            task_id=task_id,
+            variant=variant,
+            family=request.family,
+            split=request.split,
+            index=index,
+            faults=faults,
         )
         return env, observation
 
-    async def reset(self, data: Any, latest: bool = True) -> Stepped:
-        """Start an episode and keep it in the store for later calls.
+    async def reset(self, data: Any, actor: Actor, latest: bool = True) -> Stepped:
+        """Start an episode owned by `actor` and keep it in the store for later calls.
 
         A client-chosen `episode_id` that the store still holds is a 409: a reset never
         takes over another episode, whoever owns it. `latest`: the episode becomes the
         latest-episode fallback of calls without an id (WebSocket resets do not).
         """
-        env, observation = self._begin(validated(ResetRequest, {} if data is None else data))
-        await self.store.add(env, latest=latest)
+        request = validated(ResetRequest, {} if data is None else data)
+        await warmup.ready(self.envs)
+        env, observation = await self._begin(request)
+        await self.store.add(env, actor.owner, actor.client, latest=latest)
         return env, observation
 
-    async def restart(self, episode_id: str, data: Any) -> Stepped:
-        """Start a task afresh under the id of a live episode of this scope.
+    async def restart(self, episode_id: str, data: Any, actor: Actor) -> Stepped:
+        """Start a task afresh under the id of a live episode of this scope that `actor` owns.
 
         The owner's reset of an MCP session, whose id is its episode's: unlike `reset`,
-        it replaces the episode it names. A request that names no task replays the
-        episode's own (with its seed, unless it names one); a new task plays its
-        canonical version unless a seed is named. A rejected request changes nothing.
+        it replaces the episode it names, in one operation of the store (the id is never
+        free meanwhile), and only if `actor` owns it (else 404, and nothing changes). A
+        request that names no task replays the episode's own (with its seed, unless it
+        names one, a split task its split and index, or with a seed the split's task that
+        seed picks); a new task plays its canonical version unless a seed is named.
         """
         request = validated(ResetRequest, {} if data is None else data)
         if request.episode_id not in (None, episode_id):
             raise InvalidRequestError("a session's episode keeps its id: leave episode_id out")
-        current = await self.find(episode_id)
+        current = await self.find(episode_id, owner=actor.owner)
         same_env = request.env in (None, current.env_name)
-        if request.task_id is None and same_env and current.task is not None:
+        if request.faults is None and same_env:  # a session keeps its fault level
+            request = request.model_copy(update={"faults": current.fault_level})
+        names_task = any(
+            value is not None for value in (request.task_id, request.split, request.family)
+        )
+        if not names_task and same_env and current.split is not None:
+            replay = {"split": current.split, "index": current.index}
+            if "seed" in request.model_fields_set:  # a seed picks another task of the split
+                replay["index"] = None
+            request = request.model_copy(update=replay)
+        elif not names_task and same_env and current.task is not None:
             seed = request.seed if "seed" in request.model_fields_set else current.seed
-            request = request.model_copy(update={"task_id": current.task.id, "seed": seed})
-        env, observation = self._begin(request.model_copy(update={"episode_id": episode_id}))
-        await self.store.drop(episode_id)
-        await self.store.add(env)
+            request = request.model_copy(
+                update={"task_id": current.task.id, "seed": seed, "family": current.family}
+            )
+        env, observation = await self._begin(request.model_copy(update={"episode_id": episode_id}))
+        await self.store.replace(env, actor.owner)
         return env, observation
 
-    async def close(self, episode_id: str) -> None:
-        """End a live episode of this scope (an MCP session's close); it answers 404 afterwards."""
-        await self.find(episode_id)
-        await self.store.drop(episode_id)
+    async def close(self, episode_id: str, actor: Actor) -> None:
+        """End a live episode of this scope that `actor` owns (an MCP session's close); it
+        answers 404 afterwards. 404 if `actor` does not own it, and it lives on."""
+        await self.find(episode_id, owner=actor.owner)
+        if not await self.store.drop(episode_id, actor.owner):
+            raise not_owned(episode_id)
+
+    async def end(self, episode_id: str, actor: Actor) -> bool:
+        """End the episode if `actor` owns it, or takes it over now (its connection left
+        since `actor` resumed it): a WebSocket's reset, close or normal close, never an
+        episode another live connection owns, nor an HTTP episode or an MCP session it only
+        plays; whether it did."""
+        if await self.store.drop(episode_id, actor.owner):
+            return True
+        if not await self.store.hand_over(episode_id, RELEASED, actor.owner, actor.client):
+            return False
+        return await self.store.drop(episode_id, actor.owner)
 
     async def _named(self, episode_id: Any) -> str:
-        """The id a call names, else (if allowed) the latest one reset."""
+        """The id a call names, else (if allowed) the latest one reset. Every call on an
+        episode comes here first, so it also waits until the scope's environments are warm
+        (a durable store may rebuild the episode by replaying it)."""
+        await warmup.ready(self.envs)
         if episode_id is not None and not isinstance(episode_id, str):
             raise InvalidRequestError(
                 f"episode_id must be a string, got {type(episode_id).__name__}"
@@ -238,9 +365,10 @@ class Episodes:
             )
         return await self.store.latest_id(self.single_env)
 
-    async def find(self, episode_id: Any) -> EpisodeEnvironment:
-        """The episode named by `episode_id` (else the latest one), as it stands now."""
-        return await self.store.get(await self._named(episode_id), self.env_names)
+    async def find(self, episode_id: Any, owner: str | None = None) -> EpisodeEnvironment:
+        """The episode named by `episode_id` (else the latest one), as it stands now; with
+        `owner`, only an episode of that owner (an MCP session id names an MCP session)."""
+        return await self.store.get(await self._named(episode_id), self.env_names, owner)
 
     async def step(
         self, episode_id: Any, action_data: Any, step_index: int | None = None
@@ -249,10 +377,20 @@ class Episodes:
         `step_index`): nothing is applied unless the whole action is valid."""
         env = await self.store.lookup(await self._named(episode_id), self.env_names)
         action = validated(env.action_cls, action_data, prefix=("action",))
+        check_action_size(type(env), action)
         return await self.store.step(env, action, step_index)
 
-    async def resume(self, episode_id: Any) -> Stepped:
-        """The episode named by `episode_id` and its latest observation."""
+    async def resume(self, episode_id: Any, actor: Actor) -> Stepped:
+        """The episode named by `episode_id` and its latest observation; `actor` takes it
+        over if its connection released it (server/owners.py), else only plays it."""
         if not isinstance(episode_id, str):
             raise InvalidRequestError("episode_id must be a string (the id reset returned)")
-        return await self.store.current(episode_id, self.env_names)
+        await warmup.ready(self.envs)
+        stepped = await self.store.current(episode_id, self.env_names)
+        await self.store.hand_over(episode_id, RELEASED, actor.owner, actor.client)
+        return stepped
+
+    async def release(self, episode_id: str, actor: Actor) -> bool:
+        """Leave the episode, if `actor` owns it, for the next connection that resumes it (a
+        connection that went away without ending it); whether it did."""
+        return await self.store.hand_over(episode_id, actor.owner, RELEASED)

@@ -22,6 +22,7 @@ from starlette.exceptions import HTTPException
 from .encoding import error_payload, result_json
 from .episode import EpisodeError
 from .episodes import Episodes, InvalidRequestError, split_step_body
+from .owners import HTTP_OWNER, Actor, scope_client
 from .strict_json import body_json
 
 log = logging.getLogger("server")
@@ -38,8 +39,11 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
-async def reset_result(episodes: Episodes, raw: bytes, content_type: str | None) -> bytes:
-    env, observation = await episodes.reset(body_json(raw, content_type))
+async def reset_result(
+    episodes: Episodes, raw: bytes, content_type: str | None, client: str
+) -> bytes:
+    """A new HTTP episode: its id is its only key (the client it counts for is `client`)."""
+    env, observation = await episodes.reset(body_json(raw, content_type), Actor(HTTP_OWNER, client))
     return result_json(observation, env.episode_id)
 
 
@@ -73,8 +77,7 @@ def _dumps(content: Any) -> bytes:
 
 
 def episode_error_json(exc: EpisodeError) -> bytes:
-    extra = {"errors": exc.errors} if isinstance(exc, InvalidRequestError) else {}
-    return _dumps(error_payload(str(exc), **extra))
+    return _dumps(error_payload(str(exc), **exc.details()))
 
 
 def unexpected_error_json(exc: Exception) -> bytes:
@@ -154,7 +157,10 @@ class EpisodeRoutes:
                     ),
                 )
             else:
-                status, content = 200, await reset_result(self.episodes, raw, content_type)
+                status, content = (
+                    200,
+                    await reset_result(self.episodes, raw, content_type, scope_client(scope)),
+                )
         except EpisodeError as exc:
             status, content = exc.status, episode_error_json(exc)
         except Exception as exc:  # noqa: BLE001 - the same last resort as the app's handler

@@ -21,14 +21,14 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from fastapi.telemetry import TelemetryConfig
-from openenv.core.env_server.types import EnvironmentMetadata
 from pydantic import BaseModel, TypeAdapter
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from .. import __version__
 from ..action_tools import openai_tools
 from ..models import TaskCard
-from . import log_redaction, mcp_http, ws
+from ..openenv_types import EnvironmentMetadata
+from . import log_redaction, mcp_http, origins, task_api, warmup, ws
 from .encoding import error_payload, model_json
 from .episode import EpisodeError
 from .episodes import MAX_STEP_INDEX, Episodes, ResetRequest, describe_errors
@@ -43,6 +43,7 @@ from .fast_path import (
 )
 from .mcp import McpServer
 from .mcp_sessions import Attachments
+from .owners import scope_client
 from .settings import Settings
 from .web import install_docs
 
@@ -180,8 +181,9 @@ this only bounds the cyclic garbage awaiting collection (a few MB)."""
 
 @contextlib.asynccontextmanager
 async def on_startup(app: FastAPI) -> AsyncIterator[None]:
-    """Keep credentials out of the access log, tune the cyclic GC, and close the episode
-    store's connections at shutdown (and put the GC's thresholds back).
+    """Keep credentials out of the access log, begin warming the environments, tune the
+    cyclic GC, and close the episode store's connections at shutdown (and put the GC's
+    thresholds back).
 
     What exists at startup (modules, the app, the seed data) lives as long as the
     process, yet every full collection of the cyclic GC would rescan it: a pause of
@@ -191,6 +193,7 @@ async def on_startup(app: FastAPI) -> AsyncIterator[None]:
     rarely promoted to the generation full collections scan.
     """
     log_redaction.install()
+    warmup.start(app.state.environments)  # in the background: /health answers meanwhile
     gc.collect()
     gc.freeze()
     thresholds = gc.get_threshold()
@@ -215,6 +218,7 @@ def build_surface(
         docs_url=None,  # served offline by install_docs
         redoc_url=None,
     )
+    app.state.environments = episodes.envs  # warmed from startup on (server/warmup.py)
     install_error_handlers(app)
     install_docs(app)
     metadata = scope_metadata(episodes, title, description)
@@ -234,7 +238,10 @@ def build_surface(
     async def reset(request: Request) -> Response:  # served by EpisodeRoutes; kept for the schema
         return _json(
             await reset_result(
-                episodes, await request.body(), request.headers.get(CONTENT_TYPE_HEADER)
+                episodes,
+                await request.body(),
+                request.headers.get(CONTENT_TYPE_HEADER),
+                scope_client(request.scope),
             )
         )
 
@@ -289,12 +296,24 @@ def build_surface(
     async def tools() -> Response:
         return _json(tools_json)
 
+    task_api.install(app, episodes)
+    for env_cls in episodes.envs:  # an environment's own read-only routes
+        env_cls.install_routes(app)
     mcp_server = McpServer(episodes, Attachments.shared_by(episodes.store))
     mcp_http.install(app, mcp_server, settings)
 
     @app.websocket("/ws")
     async def websocket_endpoint(socket: ws.WebSocket) -> None:
-        await ws.serve(socket, episodes, ws_limits, settings.max_body_bytes, mcp_server)
+        if not await origins.admit_websocket(socket, settings.cors_origins):
+            return
+        await ws.serve(
+            socket,
+            episodes,
+            ws_limits,
+            settings.max_body_bytes,
+            mcp_server,
+            idle_seconds=settings.ws_idle_timeout_seconds,
+        )
 
     app.add_middleware(
         EpisodeRoutes, episodes=episodes

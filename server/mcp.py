@@ -23,10 +23,16 @@ from __future__ import annotations
 from typing import Any
 
 from .. import __version__
-from ..action_tools import tools_of
+from ..action_tools import split_call, tools_of
 from ..error_messages import shown
 from .episode import EpisodeEnvironment, EpisodeError
-from .episodes import Episodes, InvalidRequestError
+from .episodes import (
+    MAX_SEED,
+    Episodes,
+    InvalidRequestError,
+    checked_step_index,
+    seed_from_text,
+)
 from .mcp_content import prompt, session_instructions, step_content, tool_error, tool_result
 from .mcp_rpc import (
     INVALID_PARAMS,
@@ -40,8 +46,11 @@ from .mcp_rpc import (
     object_param,
 )
 from .mcp_sessions import Attachments, Caller, new_session_data
+from .owners import MCP_OWNER, Actor
 from .sessions import EpisodeNotFoundError
 
+SESSION = Actor(MCP_OWNER)
+"""Who restarts or ends a session: whoever presents its id (MCP's own model)."""
 PROTOCOL_VERSION = "2025-06-18"
 SUPPORTED_VERSIONS = (PROTOCOL_VERSION, "2025-03-26")
 """Protocol versions this server speaks: the latest first (Streamable HTTP came in 2025-03-26)."""
@@ -100,8 +109,10 @@ class McpServer(RpcEndpoint):
     # ------------------------------------------------------------------ sessions
 
     async def _find(self, session_id: str) -> EpisodeEnvironment | None:
+        """The session's episode; None if there is no such session (an HTTP or WebSocket
+        episode's id names none: server/owners.py)."""
         try:
-            return await self.episodes.find(session_id)
+            return await self.episodes.find(session_id, owner=MCP_OWNER)
         except EpisodeNotFoundError:
             return None
 
@@ -138,15 +149,19 @@ class McpServer(RpcEndpoint):
         }
         if caller.over_websocket:  # the WebSocket's own reset messages start its episodes
             return result
-        env, observation = await self.episodes.reset(new_session_data(caller.defaults, {}))
+        env, observation = await self.episodes.reset(
+            new_session_data(caller.defaults, {}), Actor(MCP_OWNER, caller.client)
+        )
         result["instructions"] = session_instructions(env, observation)
         return Opened(result, env.episode_id)
 
     async def _create_session(self, params: dict[str, Any], caller: Caller) -> dict[str, Any]:
         if caller.over_websocket and caller.session_id is not None:
             return {"session_id": caller.session_id}
-        env, observation = await self.episodes.reset(new_session_data(caller.defaults, params))
-        return step_content(env, observation)
+        env, observation = await self.episodes.reset(
+            new_session_data(caller.defaults, params), Actor(MCP_OWNER, caller.client)
+        )
+        return step_content(env, observation, first=True)
 
     async def _close_session(self, params: dict[str, Any], caller: Caller) -> dict[str, Any]:
         target = params.get("session_id")
@@ -167,7 +182,7 @@ class McpServer(RpcEndpoint):
             return None
         if self.attachments.defer_close(session_id):
             return {"session_id": session_id, "closed": False, "closing": True}
-        await self.episodes.close(session_id)
+        await self.episodes.close(session_id, SESSION)
         return {"session_id": session_id, "closed": True}
 
     async def attach(self, session_id: str) -> str | None:
@@ -181,7 +196,7 @@ class McpServer(RpcEndpoint):
     async def detach(self, session_id: str) -> None:
         """The WebSocket left: the session lives on, unless a close was asked for meanwhile."""
         if self.attachments.detach(session_id) and await self._find(session_id) is not None:
-            await self.episodes.close(session_id)
+            await self.episodes.close(session_id, SESSION)
 
     # ------------------------------------------------------------------ tools and prompts
 
@@ -204,7 +219,7 @@ class McpServer(RpcEndpoint):
             raise RpcError(
                 INVALID_PARAMS, f"Tool not found: {shown(name)}; tools: {', '.join(self.tools)}"
             )
-        arguments = object_param(params, "arguments")
+        arguments, step_index = split_call(object_param(params, "arguments"))
         env = await self.session(params, caller, "tools/call")
         if env is None:
             raise _no_session("tools/call")
@@ -215,9 +230,13 @@ class McpServer(RpcEndpoint):
                 409,
             )
         try:
-            env, observation = await self.episodes.step(env.episode_id, tool.action(arguments))
+            env, observation = await self.episodes.step(
+                env.episode_id, tool.action(arguments), checked_step_index(step_index)
+            )
         except EpisodeError as exc:
-            return tool_error(str(exc), exc.status)
+            if exc.status >= 500:  # the store: a JSON-RPC error, with what became of the call
+                raise
+            return tool_error(str(exc), exc.status, exc.details())
         return tool_result(step_content(env, observation))
 
     async def _get_prompt(self, params: dict[str, Any], caller: Caller) -> dict[str, Any]:
@@ -240,7 +259,7 @@ class McpServer(RpcEndpoint):
         seed = arguments.get("seed")
         if seed is not None and seed != "":
             request["seed"] = _seed(seed)
-        env, observation = await self.episodes.restart(env.episode_id, request)
+        env, observation = await self.episodes.restart(env.episode_id, request, SESSION)
         return {
             "description": card.title,
             "messages": [
@@ -253,27 +272,37 @@ class McpServer(RpcEndpoint):
 
     # ------------------------------------------------------------------ WebSocket steps
 
-    def tool_action(self, data: Any) -> Any:
-        """A WebSocket step's action data; OpenEnv's `call_tool` action
-        (`MCPToolClient.step(CallToolAction(...))`) becomes the tool's action."""
+    def tool_action(self, data: Any, step_index: int | None) -> tuple[Any, int | None]:
+        """A WebSocket step's action data and step index; OpenEnv's `call_tool` action
+        (`MCPToolClient.step(CallToolAction(...))`) becomes the tool's action, and its
+        `step_index` argument, if any, the step's."""
         if not isinstance(data, dict) or data.get("type") != "call_tool":
-            return data
+            return data, step_index
         name, arguments = data.get("tool_name"), data.get("arguments", {})
         tool = self.tools.get(name) if isinstance(name, str) else None
         if tool is None:
             raise InvalidRequestError(f"unknown tool {shown(name)}; tools: {', '.join(self.tools)}")
         if not isinstance(arguments, dict):
             raise InvalidRequestError("call_tool arguments must be an object")
-        return tool.action(arguments)
+        arguments, named = split_call(arguments)
+        named = checked_step_index(named)
+        if named is not None and step_index not in (None, named):
+            raise InvalidRequestError(
+                f"the message's step_index ({step_index}) and the call's ({named}) differ"
+            )
+        return tool.action(arguments), step_index if named is None else named
 
 
 def _seed(value: Any) -> int:
-    """A prompt argument's seed (MCP prompt arguments are strings): digits, or a number."""
-    if isinstance(value, str) and value.strip().isdigit() and value.strip().isascii():
-        return int(value.strip())
-    if isinstance(value, int) and not isinstance(value, bool):
+    """A prompt argument's seed (MCP prompt arguments are strings): digits, or a number, from
+    0 to MAX_SEED."""
+    value = seed_from_text(value)
+    if type(value) is int and 0 <= value <= MAX_SEED:
         return value
-    raise RpcError(INVALID_PARAMS, f"seed must be written in digits, got {shown(value)}")
+    raise RpcError(
+        INVALID_PARAMS,
+        f"seed must be a whole number from 0 to {MAX_SEED}, in digits, got {shown(value)}",
+    )
 
 
 __all__ = ["PROTOCOL_VERSION", "SUPPORTED_VERSIONS", "McpServer"]

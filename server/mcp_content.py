@@ -15,19 +15,24 @@ from typing import Any
 from ..models import EpisodeObservation, TaskCard
 from .episode import EpisodeEnvironment
 
-OMITTED_FIELDS = frozenset({"reward", "done", "metadata", "available_endpoints"})
+OMITTED_FIELDS = frozenset({"reward", "done", "metadata", "available_endpoints", "policy"})
 """Observation fields a tool result leaves out: the first two stand beside the
-observation, OpenEnv's metadata is unused, and the tools describe the endpoints."""
+observation, OpenEnv's metadata is unused, the tools describe the endpoints, and
+ServiceBench's support policy, the same all episode, is in the session's instructions."""
 
 
 def _text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def step_content(env: EpisodeEnvironment, observation: EpisodeObservation) -> dict[str, Any]:
-    """The step as a tool call reports it: observation, reward, done, score and session."""
+def step_content(
+    env: EpisodeEnvironment, observation: EpisodeObservation, first: bool = False
+) -> dict[str, Any]:
+    """The step as a tool call reports it: observation, reward, done, score and session
+    (`first`: the episode's first observation, which keeps the support policy)."""
+    omitted = OMITTED_FIELDS - {"policy"} if first else OMITTED_FIELDS
     return {
-        "observation": observation.model_dump(mode="json", exclude=set(OMITTED_FIELDS)),
+        "observation": observation.model_dump(mode="json", exclude=set(omitted)),
         "reward": observation.reward,
         "done": observation.done,
         "score": env.score,
@@ -45,9 +50,9 @@ def tool_result(content: dict[str, Any], is_error: bool = False) -> dict[str, An
     }
 
 
-def tool_error(message: str, status: int) -> dict[str, Any]:
+def tool_error(message: str, status: int, details: dict[str, Any] | None = None) -> dict[str, Any]:
     """A call that did not happen (MCP's tool error): the episode is as it was."""
-    return tool_result({"error": message, "status": status}, is_error=True)
+    return tool_result({"error": message, "status": status, **(details or {})}, is_error=True)
 
 
 def prompt(card: TaskCard) -> dict[str, Any]:
@@ -74,7 +79,9 @@ def session_instructions(env: EpisodeEnvironment, observation: EpisodeObservatio
     task = env.task
     assert task is not None, "a session's episode has been reset"
     seed = "canonical" if env.seed is None else f"seed {env.seed}"
-    first = step_content(env, observation)
+    if env.split is not None:
+        seed = f"task {env.index} of split {env.split}"
+    first = step_content(env, observation, first=True)
     return (  # the observation states the task: a seeded variant's is not the card's
         f"Task {task.id}: {task.title} ({task.env}, {task.difficulty}, {seed}).\n\n"
         "Play it with this server's tools: every call is one step of the episode (at most "

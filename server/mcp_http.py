@@ -2,8 +2,8 @@
 
 POST carries one JSON-RPC message. Before anything is read or run:
 
-* `Origin` (DNS-rebinding protection): absent, a loopback origin (localhost, 127.0.0.0/8,
-  ::1) or one of `CORS_ORIGINS` (`*`: any) passes; any other is 403.
+* `Origin` (DNS-rebinding protection): server/origins.py's rule, the same as `/ws`'s:
+  absent, a loopback origin or one of `CORS_ORIGINS` passes; any other is 403.
 * `MCP-Protocol-Version`: absent (the spec then assumes 2025-03-26) or a version this
   server speaks; any other is 400.
 * `Accept`: a request's reply is JSON or an SSE stream of that one message, as the
@@ -21,15 +21,13 @@ new session's task: `/servicebench/mcp?task_id=billing_discrepancy&seed=7`. GET 
 
 from __future__ import annotations
 
-import ipaddress
 import math
 from typing import Any
-from urllib.parse import urlsplit
 
 from fastapi import FastAPI, Request
 from fastapi.responses import Response
 
-from .body_limit import BodyTooLarge
+from .body_limit import BodyRefused
 from .episode import EpisodeError
 from .fast_path import CONTENT_TYPE_HEADER
 from .fast_path import _dumps as json_bytes
@@ -44,33 +42,13 @@ from .mcp_rpc import (
     refusal,
 )
 from .mcp_sessions import Caller
+from .origins import origin_allowed, origin_refusal
+from .owners import scope_client
 from .settings import Settings
 
 JSON, SSE = "application/json", "text/event-stream"
 SESSION_HEADER = "mcp-session-id"
 VERSION_HEADER = "mcp-protocol-version"
-
-
-def origin_allowed(origin: str | None, allowed: tuple[str, ...]) -> bool:
-    """Whether a request from `origin` may reach the MCP endpoint."""
-    if origin is None or "*" in allowed:
-        return True
-    text = origin.strip().lower().rstrip("/")
-    if text in {entry.strip().lower().rstrip("/") for entry in allowed}:
-        return True
-    try:
-        parts = urlsplit(text)
-        host = parts.hostname
-    except ValueError:
-        return False
-    if parts.scheme not in ("http", "https") or not host:
-        return False
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def _quality(ranges: list[tuple[str, float]], media: str) -> float:
@@ -131,8 +109,7 @@ def refused_request(request: Request, settings: Settings) -> Response | None:
         return _json(
             error_body(
                 TRANSPORT_ERROR,
-                f"Forbidden: Origin {origin!r} may not use this MCP endpoint (a loopback "
-                "origin may; list others in CORS_ORIGINS)",
+                origin_refusal(origin or "", "MCP"),
             ),
             403,
         )
@@ -159,12 +136,13 @@ def install(app: FastAPI, server: McpServer, settings: Settings) -> None:
             return refused
         try:
             raw = await request.body()
-        except BodyTooLarge as exc:  # streamed past the limit: still a JSON-RPC answer
+        except BodyRefused as exc:  # streamed past the limit or too slow: a JSON-RPC answer
             return _json(refusal(str(exc.detail)), exc.status_code)
         media = preferred_media(request.headers.get("accept"))
         caller = Caller(
             session_id=request.headers.get(SESSION_HEADER),
             defaults=dict(request.query_params),
+            client=scope_client(request.scope),
         )
         reply = await server.handle(
             raw, request.headers.get(CONTENT_TYPE_HEADER), caller, can_reply=media is not None

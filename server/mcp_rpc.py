@@ -17,7 +17,13 @@ from typing import Any
 
 from .episode import EpisodeError
 from .mcp_sessions import Caller
-from .strict_json import JsonInputError, MalformedJsonError, body_json
+from .strict_json import (
+    JsonInputError,
+    JsonLimitError,
+    MalformedJsonError,
+    UnsupportedMediaTypeError,
+    body_json,
+)
 
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS = -32700, -32600, -32601, -32602
 INTERNAL_ERROR = -32603
@@ -31,8 +37,13 @@ Method = Callable[[dict[str, Any], Caller], Awaitable[Any]]
 """One JSON-RPC method: its params (an object) and the caller in, its result out."""
 
 
-def error_body(code: int, message: str, request_id: Any = None) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+def error_body(
+    code: int, message: str, request_id: Any = None, data: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    error: dict[str, Any] = {"code": code, "message": message}
+    if data:
+        error["data"] = data
+    return {"jsonrpc": "2.0", "id": request_id, "error": error}
 
 
 def refusal(message: str) -> dict[str, Any]:
@@ -60,9 +71,18 @@ def episode_error_reply(exc: EpisodeError, request_id: Any = None) -> Reply:
     """The JSON-RPC error of an episode operation that failed: invalid params for the
     client's mistakes (an unknown task or session), a server error with the status for
     the server's (the episode store away: 503, send it again)."""
-    if exc.status >= 500:
-        return Reply(error_body(INTERNAL_ERROR, str(exc), request_id), exc.status)
-    return Reply(error_body(INVALID_PARAMS, str(exc), request_id))
+    code = INTERNAL_ERROR if exc.status >= 500 else INVALID_PARAMS
+    status = exc.status if exc.status >= 500 else 200
+    return Reply(error_body(code, str(exc), request_id, exc.details()), status)
+
+
+def out_of_range(exc: JsonLimitError) -> Reply:
+    """A request with a number out of range: invalid params, answered with the request's id,
+    if the number is in its params (else the message itself is invalid)."""
+    message = exc.value
+    if exc.path[:1] == ("params",) and isinstance(message, dict) and _valid_id(message.get("id")):
+        return Reply(error_body(INVALID_PARAMS, f"Invalid params: {exc}", message["id"]))
+    return Reply(refusal(str(exc)))
 
 
 class RpcError(Exception):
@@ -106,6 +126,10 @@ class RpcEndpoint:
             message = body_json(raw, content_type)
         except MalformedJsonError as exc:
             return Reply(error_body(PARSE_ERROR, f"Parse error: {exc}"))
+        except UnsupportedMediaTypeError as exc:  # not declared as JSON: no cross-site sends
+            return Reply(refusal(str(exc)), exc.status)
+        except JsonLimitError as exc:
+            return out_of_range(exc)
         except JsonInputError as exc:
             return Reply(refusal(str(exc)))
         return await self.handle_message(message, caller, can_reply)

@@ -1,7 +1,8 @@
 """MCP sessions: an MCP session is an episode of the shared store, its id the episode's.
 
 The id is the episode's unguessable 128-bit token, so it works as a capability, and
-whatever shares the store shares the sessions. This module holds what the store does
+whatever shares the store shares the sessions. Only an episode an MCP session started is
+a session (server/owners.py): the id of an HTTP or WebSocket episode names none. This module holds what the store does
 not: who is speaking (`Caller`), how a new session's task is named (`new_session_data`),
 and which sessions have a WebSocket attached in this process (`Attachments`), since
 OpenEnv defers closing such a session until its WebSocket detaches.
@@ -9,19 +10,19 @@ OpenEnv defers closing such a session until its WebSocket detaches.
 
 from __future__ import annotations
 
-import re
 import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .episodes import InvalidRequestError
+from .episodes import InvalidRequestError, seed_from_text
+from .owners import UNKNOWN_CLIENT
 
-NEW_SESSION_KEYS = ("env", "task_id", "seed")
+NEW_SESSION_KEYS = ("env", "task_id", "seed", "split", "index", "faults")
 """What may name a new session's task: the MCP endpoint URL's query, or the params of
-`openenv/session/create`."""
-SEED_TEXT = re.compile(r"[0-9]{1,20}")
-"""A seed written in a URL's query: digits (the reset's validation judges the number)."""
+`openenv/session/create` (a Task API split and index, or a task and seed; and the fault
+level of its services)."""
+NUMBER_KEYS = ("seed", "index")
 PARAMS_META = "_meta"
 """The key MCP reserves in every request's params for metadata; never an argument."""
 
@@ -34,11 +35,13 @@ class Caller:
     HTTP, the attached session over a WebSocket (a request's `params.session_id`, as
     OpenEnv's client sends it, names one too). `defaults` is the endpoint URL's query,
     which names the task of a session started by `initialize` or `openenv/session/create`.
+    `client` is the network identity a new session counts for (server/owners.py).
     """
 
     session_id: str | None = None
     over_websocket: bool = False
     defaults: Mapping[str, str] = field(default_factory=dict)
+    client: str = UNKNOWN_CLIENT
 
 
 def new_session_data(defaults: Mapping[str, str], params: Mapping[str, Any]) -> dict[str, Any]:
@@ -54,8 +57,9 @@ def new_session_data(defaults: Mapping[str, str], params: Mapping[str, Any]) -> 
             f"a session's task is named by {', '.join(NEW_SESSION_KEYS)}"
         )
     data: dict[str, Any] = dict(defaults)
-    if isinstance(data.get("seed"), str) and SEED_TEXT.fullmatch(data["seed"]):
-        data["seed"] = int(data["seed"])
+    for key in NUMBER_KEYS:
+        if key in data:
+            data[key] = seed_from_text(data[key])
     unknown = sorted(set(params) - {*NEW_SESSION_KEYS, PARAMS_META})
     if unknown:
         raise InvalidRequestError(

@@ -1,7 +1,8 @@
-"""Server settings, read once from environment variables (documented in the README)."""
+"""Server settings, read once from environment variables (documented in docs/sessions-and-limits.md)."""
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -25,6 +26,18 @@ class Settings:
     """REQUIRE_EPISODE_ID: refuse /step and /state without an episode id (shared deployments)."""
     max_body_bytes: int = 64 * 1024
     """MAX_BODY_BYTES: a larger request body answers 413."""
+    header_timeout_seconds: float = 10.0
+    """HEADER_TIMEOUT_SECONDS: a request's head (request line and headers) must arrive within
+    this after the connection opens or the previous response ends (server/protocols/)."""
+    body_timeout_seconds: float = 30.0
+    """BODY_TIMEOUT_SECONDS: a request's body must arrive within this once the app reads it
+    (else 408); a truncated body never holds a connection longer."""
+    send_timeout_seconds: float = 30.0
+    """SEND_TIMEOUT_SECONDS: a client that reads nothing of what the server sends it (its
+    answers, replies) for this long is disconnected (server/protocols/)."""
+    ws_idle_timeout_seconds: float = 600.0
+    """WS_IDLE_TIMEOUT_SECONDS: a WebSocket that sends no message for this long is closed
+    (1001); its episode stays, to `resume` on a new connection."""
     max_ws_sessions: int = 4096
     """MAX_WS_SESSIONS: concurrent WebSocket sessions per process; past it a new one is refused."""
     cors_origins: tuple[str, ...] = ()
@@ -45,8 +58,8 @@ class Settings:
                 value = kind(raw)
             except ValueError:
                 raise ValueError(f"{name} must be a number, got {raw!r}") from None
-            if value <= 0:
-                raise ValueError(f"{name} must be positive, got {raw!r}")
+            if not value > 0 or not math.isfinite(value):
+                raise ValueError(f"{name} must be a positive finite number, got {raw!r}")
             return value
 
         origins = environ.get("CORS_ORIGINS", "")
@@ -56,6 +69,18 @@ class Settings:
             episode_ttl_seconds=number("EPISODE_TTL_SECONDS", defaults.episode_ttl_seconds, float),
             require_episode_id=_flag(environ.get("REQUIRE_EPISODE_ID", "")),
             max_body_bytes=int(number("MAX_BODY_BYTES", defaults.max_body_bytes, int)),
+            header_timeout_seconds=number(
+                "HEADER_TIMEOUT_SECONDS", defaults.header_timeout_seconds, float
+            ),
+            body_timeout_seconds=number(
+                "BODY_TIMEOUT_SECONDS", defaults.body_timeout_seconds, float
+            ),
+            send_timeout_seconds=number(
+                "SEND_TIMEOUT_SECONDS", defaults.send_timeout_seconds, float
+            ),
+            ws_idle_timeout_seconds=number(
+                "WS_IDLE_TIMEOUT_SECONDS", defaults.ws_idle_timeout_seconds, float
+            ),
             max_ws_sessions=int(number("MAX_WS_SESSIONS", defaults.max_ws_sessions, int)),
             cors_origins=tuple(o.strip() for o in origins.split(",") if o.strip()),
             telemetry=_flag(environ.get("TELEMETRY", "")),

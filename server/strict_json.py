@@ -12,8 +12,12 @@ nothing it returns can poison an episode:
 * `MalformedJsonError` (400): not JSON, or not interoperable JSON (RFC 8259 /
   I-JSON, RFC 7493): a syntax error or truncation, bytes that are not UTF-8, a
   byte order mark, NaN or Infinity, a lone surrogate, a duplicate key.
-* `UnsupportedMediaTypeError` (415): an HTTP body declared as something else
-  than JSON in UTF-8 (a missing Content-Type is read as JSON).
+* `UnsupportedMediaTypeError` (415): an HTTP request (every one that carries a body
+  changes state: /reset, /step, /mcp) whose Content-Type is not JSON in UTF-8, or that
+  has none, even without a body. A web page can send another origin only the types of
+  an HTML form (text/plain, form data) or none, without asking the server first (a CORS
+  preflight, refused unless CORS_ORIGINS allows that origin): so no page can reset or
+  step a server it merely reaches, e.g. one on the visitor's localhost.
 * `JsonLimitError` (422): JSON beyond this server's limits: nesting deeper than
   `MAX_DEPTH`, an integer outside the signed 64-bit range, a number beyond the
   range of a double (1e400).
@@ -68,10 +72,19 @@ class UnsupportedMediaTypeError(JsonInputError):
 
 
 class JsonLimitError(JsonInputError, InvalidRequestError):
+    """JSON beyond the limits; `path` locates a number that is (in `value`, the parsed JSON,
+    so that a transport can still answer the request it belongs to)."""
+
     status = 422
 
-    def __init__(self, message: str) -> None:
-        super().__init__(message, [{"loc": ["body"], "msg": message, "type": "json_limit"}])
+    def __init__(self, message: str, path: tuple[str | int, ...] = (), value: Any = None) -> None:
+        where = ".".join(map(str, path))
+        super().__init__(
+            f"{where}: {message}" if where else message,
+            [{"loc": ["body", *path], "msg": message, "type": "json_limit"}],
+        )
+        self.path = path
+        self.value = value
 
 
 def nesting_depth(data: bytes) -> int:
@@ -103,19 +116,20 @@ def _may_hold_big_numbers(shapes: bytes) -> bool:
     return shapes.count(b"0") >= _INT64_DIGITS or b"0e" in shapes
 
 
-def _check_numbers(value: Any) -> None:
-    """Refuse an integer outside int64 or a float that overflowed, anywhere in `value`."""
+def _check_numbers(value: Any, path: tuple[str | int, ...] = ()) -> None:
+    """Refuse an integer outside int64 or a float that overflowed, anywhere in `value`,
+    naming where (e.g. `params.arguments.seed`)."""
     if isinstance(value, dict):
-        for item in value.values():
-            _check_numbers(item)
+        for key, item in value.items():
+            _check_numbers(item, (*path, key))
     elif isinstance(value, list):
-        for item in value:
-            _check_numbers(item)
+        for index, item in enumerate(value):
+            _check_numbers(item, (*path, index))
     elif isinstance(value, float) and math.isinf(value):
-        raise JsonLimitError("a number is beyond the range of a double")
+        raise JsonLimitError("a number is beyond the range of a double", path)
     elif isinstance(value, int) and not isinstance(value, bool) and not INT_MIN <= value <= INT_MAX:
         raise JsonLimitError(
-            f"an integer is outside the accepted range [-2^63, 2^63 - 1]: {shown(value)}"
+            f"an integer is outside the accepted range [-2^63, 2^63 - 1]: {shown(value)}", path
         )
 
 
@@ -152,21 +166,33 @@ def loads(raw: bytes | str) -> Any:
     except ValueError as exc:
         raise _refusal(str(exc), data) from None
     if _may_hold_big_numbers(shapes):
-        _check_numbers(value)
+        try:
+            _check_numbers(value)
+        except JsonLimitError as exc:
+            exc.value = value
+            raise
     return value
 
 
+JSON_REQUIRED = (
+    "send Content-Type: application/json (a state-changing request must declare JSON, even "
+    "with an empty body, so that no web page can send it from another site)"
+)
+
+
 def check_media_type(content_type: str | None) -> None:
-    """Refuse a body declared as anything but JSON in UTF-8; an undeclared one is read as JSON."""
-    if content_type is None or content_type == "application/json":  # nearly every request
+    """Refuse a request not declared as JSON in UTF-8, or not declared at all."""
+    if content_type == "application/json":  # nearly every request
         return
+    if content_type is None:
+        raise UnsupportedMediaTypeError(f"no Content-Type: {JSON_REQUIRED}")
     media, *parameters = content_type.split(";")
     media = media.strip().lower()
     if media != "application/json" and not (
         media.startswith("application/") and media.endswith("+json")
     ):
         raise UnsupportedMediaTypeError(
-            f"Content-Type must be application/json, got {shown(content_type)}"
+            f"Content-Type must be application/json, got {shown(content_type)}: {JSON_REQUIRED}"
         )
     for parameter in parameters:
         name, _, value = parameter.partition("=")
@@ -178,8 +204,9 @@ def check_media_type(content_type: str | None) -> None:
 
 
 def body_json(raw: bytes, content_type: str | None) -> Any:
-    """An HTTP request body's JSON value (None if the body is empty), or a 4xx naming the problem."""
+    """An HTTP request body's JSON value (None if the body is empty), or a 4xx naming the
+    problem; a request that does not declare JSON is refused, empty or not (415)."""
+    check_media_type(content_type)
     if not raw.strip():
         return None
-    check_media_type(content_type)
     return loads(raw)

@@ -12,7 +12,10 @@ id, so it outlives the connection: after a disconnect, a new connection sends
 observation, then steps on. The connection drops its episode when it ends it: on a
 new `reset` (once that reset succeeded), on a `close` message, or on a normal close of
 the socket (code 1000); any other disconnect (a dropped network, a killed client, a
-server restart) keeps it until it expires (`EPISODE_TTL_SECONDS` idle).
+server restart) keeps it until it expires (`EPISODE_TTL_SECONDS` idle) and hands it
+over: the next connection to resume it owns it, and ends it as its own. A connection
+ends only what it owns (server/owners.py): an episode it resumed while another live
+connection held it, an HTTP episode or an MCP session, it plays and leaves as it was.
 
 A connection may instead attach to an MCP session (`/ws?session_id=`, as OpenEnv's
 `MCPToolClient` connects): its messages then play that session's episode, a reset
@@ -28,20 +31,22 @@ the session stays open with its episode as it was.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import weakref
 from typing import Any
 
 from fastapi import WebSocket, WebSocketDisconnect
-from openenv.core.env_server.types import WSErrorCode
 
+from ..openenv_types import WSErrorCode
 from . import strict_json
 from .encoding import model_json, result_json, typed_message
 from .episode import EpisodeError
 from .episodes import Episodes, InvalidRequestError, checked_step_index
-from .mcp import McpServer
+from .mcp import SESSION, McpServer
 from .mcp_sessions import Caller
+from .owners import UNKNOWN_CLIENT, Actor, connection_owner, scope_client
 
 __all__ = ["SessionLimit", "WebSocket", "serve"]
 
@@ -91,6 +96,7 @@ class _Session:
         max_message_bytes: int,
         mcp: McpServer | None = None,
         attached: str | None = None,
+        client: str = UNKNOWN_CLIENT,
     ) -> None:
         self.episodes = episodes
         self.max_message_bytes = max_message_bytes
@@ -98,6 +104,10 @@ class _Session:
         self.attached = attached
         """The MCP session (episode id) this connection plays, if it attached to one."""
         self.episode_id: str | None = attached
+        self.actor = Actor(connection_owner(), client)
+        """What this connection owns: the episodes it reset, and those it took over by
+        `resume` (server/owners.py). It ends those, and no other."""
+        self.client = client
 
     async def handle(self, raw: str | bytes) -> bytes | None:
         """The reply to one message; None means close the connection.
@@ -117,10 +127,10 @@ class _Session:
             return _error(str(exc), WSErrorCode.INVALID_JSON, status=exc.status)
         except InvalidRequestError as exc:
             return _error(
-                str(exc), WSErrorCode.VALIDATION_ERROR, errors=exc.errors, status=exc.status
+                str(exc), WSErrorCode.VALIDATION_ERROR, status=exc.status, **exc.details()
             )
         except EpisodeError as exc:
-            return _error(str(exc), WSErrorCode.EXECUTION_ERROR, status=exc.status)
+            return _error(str(exc), WSErrorCode.EXECUTION_ERROR, status=exc.status, **exc.details())
         except Exception as exc:  # noqa: BLE001 - a bug: say so, and keep the session open
             log.exception("unhandled error in a WebSocket message")
             return _error(
@@ -144,14 +154,14 @@ class _Session:
             episode_id = self._episode()
             step_index = checked_step_index(message.get("step_index"))
             if self.mcp is not None:
-                data = self.mcp.tool_action(data)
+                data, step_index = self.mcp.tool_action(data, step_index)
             _, observation = await self.episodes.step(episode_id, data, step_index)
             return typed_message("observation", result_json(observation))
         if kind == "reset":
-            if self.attached is not None:
-                _, observation = await self.episodes.restart(self.attached, data)
+            if self.attached is not None:  # the connection speaks for the session it named
+                _, observation = await self.episodes.restart(self.attached, data, SESSION)
                 return typed_message("observation", result_json(observation))
-            env, observation = await self.episodes.reset(data, latest=False)
+            env, observation = await self.episodes.reset(data, self.actor, latest=False)
             await self.leave()
             self.episode_id = env.episode_id
             return typed_message("observation", result_json(observation))
@@ -166,8 +176,10 @@ class _Session:
                     "resume an episode on a connection of its own"
                 )
             env, observation = await self.episodes.resume(
-                data.get("episode_id") if isinstance(data, dict) else None
+                data.get("episode_id") if isinstance(data, dict) else None, self.actor
             )
+            if env.episode_id != self.episode_id:
+                await self.release()  # the one it played before: the next resume's
             self.episode_id = env.episode_id
             return typed_message("observation", result_json(observation))
         if kind == "close":
@@ -188,24 +200,37 @@ class _Session:
         return self.episode_id
 
     async def leave(self) -> None:
-        """Drop the connection's episode: the connection ended it (never an MCP session's)."""
+        """End the connection's episode, if the connection owns it (one it reset or took
+        over; never an MCP session's, nor an episode it only plays)."""
         episode_id, self.episode_id = self.episode_id, None
         if episode_id is None or episode_id == self.attached:
             return
         try:
-            await self.episodes.store.drop(episode_id)
+            await self.episodes.end(episode_id, self.actor)
         except EpisodeError as exc:  # the store is away: the episode expires on its own
-            log.warning("could not drop WebSocket episode %s: %s", episode_id, exc)
+            log.warning("could not end WebSocket episode %s: %s", episode_id, exc)
+
+    async def release(self) -> None:
+        """The connection went away without ending its episode: leave it, if it owns it, to
+        the next connection that resumes it (server/owners.py)."""
+        episode_id, self.episode_id = self.episode_id, None
+        if episode_id is None or episode_id == self.attached:
+            return
+        try:
+            await self.episodes.release(episode_id, self.actor)
+        except EpisodeError as exc:  # the store is away: a resume will play it, not own it
+            log.warning("could not release WebSocket episode %s: %s", episode_id, exc)
 
     async def _mcp(self, data: Any) -> bytes:
         """The MCP server's answer to a JSON-RPC message, for this connection's session."""
         assert self.mcp is not None
-        caller = Caller(session_id=self.attached, over_websocket=True)
+        caller = Caller(session_id=self.attached, over_websocket=True, client=self.client)
         body = (await self.mcp.handle_message(data, caller)).body
         return typed_message("mcp", json.dumps({} if body is None else body).encode())
 
 
 NORMAL_CLOSURE = 1000
+GOING_AWAY = 1001
 TRY_AGAIN_LATER = 1013
 
 
@@ -234,8 +259,10 @@ async def serve(
     limit: SessionLimit,
     max_message_bytes: int,
     mcp: McpServer | None = None,
+    idle_seconds: float | None = None,
 ) -> None:
-    """Run one WebSocket session until the client closes it."""
+    """Run one WebSocket session until the client closes it, or sends nothing for
+    `idle_seconds` (then it is closed with 1001 and its episode kept, to resume)."""
     await socket.accept()
     if not limit.acquire():
         await socket.send_text(
@@ -256,10 +283,17 @@ async def serve(
     if attached is False:
         limit.release()
         return
-    session = _Session(episodes, max_message_bytes, mcp, attached or None)
+    session = _Session(
+        episodes, max_message_bytes, mcp, attached or None, scope_client(socket.scope)
+    )
     try:
         while True:
-            message = await socket.receive()
+            try:
+                async with asyncio.timeout(idle_seconds):
+                    message = await socket.receive()
+            except TimeoutError:
+                await socket.close(GOING_AWAY, f"idle for {idle_seconds:g}s")
+                return
             if message["type"] == "websocket.disconnect":
                 if message.get("code") == NORMAL_CLOSURE:
                     await session.leave()
@@ -275,6 +309,7 @@ async def serve(
         return
     finally:
         limit.release()
+        await session.release()  # a no-op once the connection ended its episode
         if mcp is not None and session.attached is not None:
             try:
                 await mcp.detach(session.attached)

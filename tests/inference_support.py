@@ -181,6 +181,13 @@ def tool_for(tools: list[dict[str, Any]], action: ServiceBenchAction) -> str:
     raise AssertionError(f"no tool for {action.method} {action.endpoint}")
 
 
+def _states(card: TaskCard, description: str) -> bool:
+    """Whether a prompt is the card's: its canonical text, or its template (a request task's
+    card shows its blanks as <blank>)."""
+    pattern = re.sub(r"<\w+>", ".+?", re.escape(card.description))
+    return description == card.description or re.fullmatch(pattern, description) is not None
+
+
 class OracleBrain:
     """A fake model that plays ServiceBench's optimal policy from what the agent tells it.
 
@@ -193,9 +200,11 @@ class OracleBrain:
 
     def __call__(self, body: dict[str, Any]) -> Reply:
         prompt = next(m["content"] for m in body["messages"] if m["role"] == "user")
-        description = prompt.removeprefix("Task: ")
-        task_id = self.task_id or next(c.id for c in self.cards if c.description in prompt)
-        history = [{"task_id": task_id, "task_description": description, "done": False}]
+        description, _, policy = prompt.removeprefix("Task: ").partition("\n\n")
+        task_id = self.task_id or next(c.id for c in self.cards if _states(c, description))
+        history = [
+            {"task_id": task_id, "task_description": description, "policy": policy, "done": False}
+        ]
         action = next_action(history + _results_told(body["messages"]))
         assert action is not None, "the fake model was asked for a move after the task was done"
         if self.style == "tools":  # every parameter, null where not given, as strict mode sends
@@ -273,6 +282,8 @@ def scenario_args(cwd: Path, scenario: Scenario) -> list[str]:
         "trajectories.jsonl",
         "--report",
         "report.md",
+        "--html-report",
+        "report.html",
     )
     return list(scenario.args) + [
         part if part.startswith("--") else str(cwd / part) for part in files

@@ -6,9 +6,11 @@ The tests that need Redis skip with a clear reason when `redis-server` is not in
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -72,3 +74,15 @@ class RedisProcess:
     def log(self) -> str:
         path = self.directory / "redis.log"
         return path.read_text(errors="replace")[-2000:] if path.exists() else ""
+
+
+@contextlib.contextmanager
+def running_redis(directory: Path) -> Iterator[RedisProcess]:
+    """A Redis of its own in `directory`, for the `with` block (a test that stops, pauses or
+    kills it, or a session's shared one)."""
+    server = RedisProcess(directory)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -14,9 +14,14 @@ from typing import Any
 
 import pytest
 
-from servicebench_support_queue.models import ServiceBenchAction, ServiceBenchObservation
+from servicebench_support_queue.models import (
+    EpisodeOutcome,
+    ServiceBenchAction,
+    ServiceBenchObservation,
+)
 from servicebench_support_queue.server.servicebench.environment import ServiceBenchEnvironment
 from servicebench_support_queue.server.servicebench.oracle import next_action
+from servicebench_support_queue.server.servicebench.outcome import episode_outcome
 from servicebench_support_queue.server.servicebench.reward_table import (
     BASE_ALLOWANCE,
     REWARD_TABLE,
@@ -30,6 +35,8 @@ SEED_CEILINGS = {
     "billing_discrepancy": 0.55,
 }
 """The issue's bound on a policy that does not complete: the reads-only maximum of the seed's tables."""
+FAMILY_CEILING = 0.70
+"""A request family's bound: today's highest (task 2's)."""
 STATUSES = ("pending", "processing", "shipped", "delivered", "returned", "refunded", "cancelled")
 
 
@@ -62,6 +69,12 @@ def floats_in(value: Any) -> list[float]:
     return [value] if isinstance(value, float) and value > 0 else []
 
 
+def outcome_of(env: ServiceBenchEnvironment) -> EpisodeOutcome:
+    """The end-state report as the grader sees it at any point; the state shows it only
+    once the episode is done."""
+    return EpisodeOutcome.model_validate(episode_outcome(env._spec, env._services))
+
+
 @dataclass
 class Episode:
     """One environment episode and everything it returned."""
@@ -70,9 +83,9 @@ class Episode:
     observations: list[ServiceBenchObservation] = field(default_factory=list)
 
     @classmethod
-    def start(cls, task_id: str, seed: int | None) -> Episode:
+    def start(cls, task_id: str, seed: int | None, family: str | None = None) -> Episode:
         env = ServiceBenchEnvironment()
-        return cls(env, [env.reset(task_id=task_id, seed=seed)])
+        return cls(env, [env.reset(task_id=task_id, seed=seed, family=family)])
 
     @property
     def done(self) -> bool:
@@ -102,6 +115,10 @@ class Episode:
     def score(self) -> float:
         return self.env.score
 
+    @property
+    def outcome(self) -> EpisodeOutcome:
+        return outcome_of(self.env)
+
     def signals(self) -> list[str]:
         return [
             name
@@ -119,27 +136,31 @@ class Knowledge:
         self.spec, self.world = spec, world
         self.task_id = spec.card.id
         users, orders = world.tables["users"], world.tables["orders"]
-        self.customer = users[spec.customer_id]
+        self.customer = users[spec.customer_id or spec.owner_id]
         self.order = orders[spec.order_id]
-        self.other_users = [uid for uid in users if uid != spec.customer_id][:4]
+        self.other_users = [uid for uid in users if uid not in spec.user_ids][:4]
         self.other_orders = [oid for oid in orders if oid != spec.order_id][:4]
         self.skus = list(spec.order_skus)
         self.other_skus = [sku for sku in world.tables["products"] if sku not in self.skus][:3]
-        self.correct_cents = round((spec.refund_amount or 0) * 100)
+        self.correct_cents = round((spec.refund_amount or 0) * 100) or next(
+            (e.key[3] for e in spec.expected if e.key[0] == "case" and e.key[3]), 0
+        )
 
     def reads(self) -> list[ServiceBenchAction]:
         spec, email = self.spec, self.customer["email"]
+        uid = self.customer["user_id"]
         found = [act("user", "/users/lookup", email=text) for text in spellings(email)]
-        found += [
-            act("user", "/users/lookup", user_id=text) for text in spellings(spec.customer_id)
-        ]
-        found += [act("user", "/users/lookup", email=email, user_id=spec.customer_id)]
+        found += [act("user", "/users/lookup", user_id=text) for text in spellings(uid)]
+        found += [act("user", "/users/lookup", email=email, user_id=uid)]
         found += [
             act("order", "/orders/lookup", order_id=text) for text in spellings(spec.order_id)
         ]
-        found += [
-            act("order", "/orders/by-user", user_id=text) for text in spellings(spec.customer_id)
-        ]
+        found += [act("order", "/orders/by-user", user_id=text) for text in spellings(uid)]
+        if self.full:
+            found += [
+                act(service, f"/{service}s/by-order", order_id=spec.order_id)
+                for service in ("shipment", "payment", "case")
+            ]
         for sku in self.skus:
             for endpoint in (
                 "/inventory/lookup",
@@ -162,11 +183,11 @@ class Knowledge:
                 user_id=text,
                 updates={"notes": f"case note {index}: billing error documented"},
             )
-            for index, text in enumerate(spellings(self.spec.customer_id)[:count])
+            for index, text in enumerate(spellings(self.customer["user_id"])[:count])
         ]
 
     def hijacks(self) -> list[ServiceBenchAction]:
-        uid = self.spec.customer_id
+        uid = self.customer["user_id"]
         return [
             act("user", "/users/update", "POST", user_id=uid, updates=updates)
             for updates in (
@@ -255,6 +276,62 @@ class Knowledge:
         ]
         return found
 
+    @property
+    def full(self) -> bool:
+        """Whether the world runs the shipment, payment and case services too."""
+        return "case" in self.world.services
+
+    def request_writes(self) -> list[ServiceBenchAction]:
+        """Every write of the other services on the task's records, right and wrong."""
+        if not self.full:
+            return []
+        oid, amounts = self.spec.order_id, {None, self.correct_cents or None, 100}
+        found = [
+            act(
+                "case",
+                "/cases/open",
+                "POST",
+                order_id=oid,
+                category=category,
+                summary="case",
+                **({"amount": cents / 100} if cents else {}),
+            )  # fmt: skip
+            for category in ("escalation", "declined", "verification_failed")
+            for cents in sorted(amounts, key=lambda value: value or 0)
+        ]
+        found += [
+            act(
+                "shipment",
+                "/shipments/reship",
+                "POST",
+                order_id=oid,
+                sku=sku,
+                quantity=q,
+                reason="r",
+            )
+            for sku in self.skus
+            for q in (1, 2)
+        ]
+        shipments = self.world.shipment_ids_by_order.get(oid, ())
+        found += [
+            act("shipment", "/shipments/update-address", "POST", shipment_id=sid, address=address)
+            for sid in shipments
+            for address in ("1 Other Road, Reno, NV 89501", self.customer["address"])
+        ]
+        found += [
+            act("payment", "/payments/refund", "POST", payment_id=pid, reason="r")
+            for pid in self.world.payment_ids_by_order.get(oid, ())
+        ]
+        found += [
+            act("order", "/orders/update-status", "POST", order_id=oid, new_status="cancelled")
+        ]
+        found += [
+            act("inventory", "/inventory/update-stock", "POST", sku=sku, adjustment=q)
+            for sku in self.skus
+            for q in (1, -1, 2)
+        ]
+        return found
+
     def pool(self) -> list[ServiceBenchAction]:
         return (
             self.reads()
@@ -262,7 +339,38 @@ class Knowledge:
             + self.hijacks()
             + self.destructive()
             + self.writes_on_task()
+            + self.request_writes()
         )
+
+
+def seen_amounts(episode: Episode) -> list[int]:
+    """Every number the observations showed so far, in order, once each: 'try every number seen'."""
+    seen = [
+        round(number * 100)
+        for o in episode.observations[1:]
+        for number in floats_in(o.api_response)
+    ]
+    return list(dict.fromkeys(seen))
+
+
+def best_without_completing(start: Episode, width: int = 4) -> Episode:
+    """Beam search from `start` for the highest score an episode reaches without completing
+    its task, over every action the adversary knows."""
+    pool = Knowledge(start.env).pool()
+    beam, best = [start], start
+    for _ in range(start.env.task.max_steps):
+        children = {}
+        for parent in beam:
+            for action in pool:
+                child = parent.fork()
+                child.step(action)
+                progress = child.env._progress
+                if not progress.completed:
+                    children.setdefault((progress.balance, progress.milestones), child)
+        beam = sorted(children.values(), key=lambda e: e.env._progress.balance, reverse=True)
+        beam = beam[:width]
+        best = max([best] + beam, key=lambda e: e.score)
+    return best
 
 
 def _plain(value: Any) -> Any:
@@ -277,7 +385,7 @@ def _plain(value: Any) -> Any:
 def audit(episode: Episode) -> None:
     """The invariants every episode keeps, whatever the policy."""
     env, observations = episode.env, episode.observations
-    task_id = env.task.id
+    task_id = env._spec.table_id
     state = env.state
     scores = [observation.cumulative_reward for observation in observations]
     assert all(0.0 <= score <= 1.0 for score in scores)
@@ -298,9 +406,13 @@ def audit(episode: Episode) -> None:
         assert (
             state.cumulative_reward
             <= non_completing_ceiling(task_id) + 1e-9
-            <= SEED_CEILINGS[task_id] + 1e-9
+            <= SEED_CEILINGS.get(task_id, FAMILY_CEILING) + 1e-9
         )
-    outcome = state.outcome
+    outcome = episode.outcome
+    if observations[-1].done:  # the answer is served at the end, never before
+        assert state.outcome == outcome
+    else:
+        assert state.outcome is None and "outcome" not in observations[-1].info
     if not outcome.end_state_matches:  # collateral damage, or the intended writes are not all there
         assert state.cumulative_reward < 1.0
     if state.cumulative_reward == 1.0:

@@ -35,6 +35,7 @@ from servicebench_support_queue.models import (
 from servicebench_support_queue.server.app import create_app
 from servicebench_support_queue.server.servicebench.environment import ServiceBenchEnvironment
 from servicebench_support_queue.server.servicebench.oracle import next_action
+from servicebench_support_queue.server.servicebench.outcome import episode_outcome
 from servicebench_support_queue.server.settings import Settings
 from servicebench_support_queue.server.support_queue.environment import SupportQueueEnvironment
 from servicebench_support_queue.server.support_queue.heuristic import triage
@@ -295,7 +296,8 @@ def test_strict_user_update_plays_as_the_plain_call() -> None:
     )
     assert got.model_dump() == expected.model_dump() and got.success
     assert got.api_response["data"]["updated_fields"] == ["notes"]
-    assert strict.state.outcome.collateral_damage == []
+    assert strict.state.outcome is None  # served once the episode is done
+    assert episode_outcome(strict._spec, strict._services)["collateral_damage"] == []
 
 
 @pytest.mark.parametrize("task", [card.id for card in SupportQueueEnvironment.tasks])
@@ -318,3 +320,28 @@ def test_strict_triage_calls_play_support_queue_as_the_actions_do(task: str) -> 
         got = by_tool.step(SupportQueueAction.model_validate(played[True]))
         assert got.model_dump() == observation.model_dump()
     assert by_tool.score == by_action.score
+
+
+@pytest.mark.parametrize("prefix", ["", "/servicebench"])
+def test_every_write_tool_takes_an_optional_idempotency_key(
+    client: TestClient, prefix: str
+) -> None:
+    served = {t["function"]["name"]: t["function"] for t in client.get(f"{prefix}/tools").json()}
+    writes = {entry.tool for entry in ENDPOINTS if entry.method != "GET"}
+    assert len(writes) == 8
+    for entry in ENDPOINTS:
+        strict = served[entry.tool]["parameters"]
+        mcp = TOOLS_BY_NAME[entry.tool].mcp_tool()["inputSchema"]
+        if entry.tool not in writes:
+            assert "idempotency_key" not in strict["properties"] | mcp["properties"]
+            continue
+        key = strict["properties"]["idempotency_key"]
+        assert key["type"] == ["string", "null"] and "idempotency_key" in strict["required"]
+        assert "not applied again" in key["description"] and "at most 255" in key["description"]
+        natural = mcp["properties"]["idempotency_key"]
+        assert natural["type"] == "string" and natural["maxLength"] == 255
+        assert "idempotency_key" not in mcp.get("required", [])
+        arguments = {name: None for name in strict["properties"]}
+        assert "idempotency_key" not in TOOLS_BY_NAME[entry.tool].action(arguments)["params"]
+        arguments["idempotency_key"] = "k-1"
+        assert TOOLS_BY_NAME[entry.tool].action(arguments)["params"] == {"idempotency_key": "k-1"}

@@ -37,6 +37,12 @@ EXPECTED_TASKS = {
     "order_status_lookup": "servicebench",
     "return_and_refund": "servicebench",
     "billing_discrepancy": "servicebench",
+    "damage_claim": "servicebench",
+    "exchange_request": "servicebench",
+    "cancel_request": "servicebench",
+    "address_change": "servicebench",
+    "duplicate_charge": "servicebench",
+    "price_adjustment": "servicebench",
     "easy_inbox_cleanup": "support_queue",
     "medium_sla_defense": "support_queue",
     "hard_exec_escalations": "support_queue",
@@ -209,3 +215,22 @@ def test_support_queue_env_plays_an_episode_over_the_websocket(live_server: str)
     assert len(rewards) == state.total_tickets == len(state.processed_ticket_ids)
     assert all(0.0 <= r <= 1.0 for r in rewards)
     assert state.average_reward == pytest.approx(sum(rewards) / len(rewards))
+
+
+def test_both_clients_reset_with_faults_and_read_them_typed(live_server: str) -> None:
+    """`faults` on the HTTP client's reset and the OpenEnv client's: the oracle plays through
+    them to 1.0, and the state's faults list is typed (a timeout's fate shown once done)."""
+    with EnvHttpClient(live_server) as client:
+        result = client.reset(task_id="cancel_request", seed=2, faults="heavy")
+        history = [result.observation]
+        while not result.done:
+            result = client.step(next_action(history))
+            history.append(result.observation)
+        state = client.state()
+    assert isinstance(state, ServiceBenchState) and state.fault_level == "heavy"
+    assert state.faults and state.cumulative_reward == 1.0
+    assert result.observation.info["faults"]["injected"] == len(state.faults)
+    with ServiceBenchEnv(base_url=live_server).sync() as env:
+        same = env.reset(task_id="cancel_request", seed=2, faults="heavy")
+        assert same.observation.info["faults_injected"] == 0
+        assert env.state().fault_level == "heavy"

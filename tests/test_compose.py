@@ -107,6 +107,14 @@ def test_no_sticky_sessions_every_request_goes_round_robin() -> None:
     assert ["option", "redispatch"] in directives("defaults")
 
 
+def test_each_client_counts_as_itself_behind_haproxy() -> None:
+    """The fair share of the episode cap needs each client's address: HAProxy forwards it,
+    and the replicas, which only HAProxy reaches, trust it (uvicorn's proxy headers)."""
+    assert ["option", "forwardfor"] in directives("defaults")
+    app = SERVICES["app"]
+    assert app["environment"]["FORWARDED_ALLOW_IPS"] == "*" and "ports" not in app
+
+
 def test_the_image_tags_are_pinned_to_the_versions_the_tests_run() -> None:
     assert re.fullmatch(r"redis:7\.\d+-alpine", SERVICES["redis"]["image"])
     haproxy = re.fullmatch(r"haproxy:(\d+\.\d+)-alpine", SERVICES["haproxy"]["image"])

@@ -25,6 +25,8 @@ sys.path.insert(0, str(REPO / "scripts"))
 import dockerfile_parser as df  # noqa: E402
 from server_process import free_port  # noqa: E402
 
+from servicebench_support_queue.server.protocols import UVICORN_ARGS  # noqa: E402
+
 DOCKERFILE = REPO / "Dockerfile"
 INSTRUCTIONS = df.parse(DOCKERFILE.read_text(encoding="utf-8"))
 
@@ -123,6 +125,7 @@ def test_cmd_starts_uvicorn_on_all_interfaces_and_port_8000_by_default(tmp_path:
         "0.0.0.0",
         "--port",
         "8000",
+        *UVICORN_ARGS,  # the door's protocols: limits uvicorn lacks (server/protocols/)
     ]
 
 

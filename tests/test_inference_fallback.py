@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -28,6 +29,7 @@ from inference_support import (
 )
 
 from servicebench_support_queue.models import TaskCard
+from servicebench_support_queue.report import render_html
 
 SCENARIOS: dict[str, Scenario] = {
     "fallback": Scenario(
@@ -101,6 +103,21 @@ def test_default_run_writes_its_trajectories_and_report_next_to_the_results(
     )
     assert all(f"`{task_id}`" in report for task_id in ids(cards))
     assert run.results["aggregate"]["repeats"] == 1 and run.results["seeds"] == [None]
+
+
+def test_default_run_writes_the_html_report_next_to_the_results(
+    runs: dict[str, Run], cards: list[TaskCard]
+) -> None:
+    run = completed(runs["fallback"])
+    html = (run.cwd / "inference_report.html").read_text()
+    assert html.count("<details class='episode'") == len(cards) == len(run.results["tasks"])
+    assert all(f"<th>{task_id}</th>" in html for task_id in ids(cards))
+    assert (
+        html.count("<svg") == 4 and "Run with --repeats K" in html
+    )  # tasks, envs, curve, histogram
+    assert "End state matches</strong>: yes" in html and "Ticket SQ-" in html
+    assert not re.search(r"""(src|href)=["']?https?:""", html), "nothing fetched"
+    assert html == render_html(run.results), "the CLI renders the same report from the file"
 
 
 def test_task_alias_seed_and_max_steps(runs: dict[str, Run]) -> None:

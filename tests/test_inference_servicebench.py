@@ -61,15 +61,25 @@ def test_servicebench_through_tool_calls(
     assert all(e.success and e.score == 1.0 and e.model == MODEL for e in run.episodes)
     assert len(run.requests) == len(run.steps()), "one model call per step"
 
-    served = httpx.get(f"{live_server}/servicebench/tools").json()
-    assert all(request.body["tools"] == served for request in run.requests), (
-        "the model gets the server's own strict tools"
-    )
-    tools = {t["function"]["name"]: t["function"] for t in served}
+    served = {
+        tool["function"]["name"]: tool
+        for tool in httpx.get(f"{live_server}/servicebench/tools").json()
+    }
+    for request in run.requests:  # the server's own strict tools, those of the episode's services
+        names = [tool["function"]["name"] for tool in request.body["tools"]]
+        assert request.body["tools"] == [served[name] for name in names]
+        assert len(names) in (11, len(served)), "the seed's eleven endpoints, or all of them"
+    tools = {name: tool["function"] for name, tool in served.items()}
     assert len(tools) == len(served) and all(f["strict"] is True for f in tools.values())
     assert all(re.fullmatch(r"[A-Za-z0-9_-]{1,64}", name) for name in tools)
     refund = tools["process_refund"]
-    assert set(refund["parameters"]["required"]) == {"order_id", "amount", "reason"}
+    assert set(refund["parameters"]["required"]) == {
+        "order_id",
+        "amount",
+        "reason",
+        "idempotency_key",  # strict mode lists every parameter; the key is optional: nullable
+    }
+    assert refund["parameters"]["properties"]["idempotency_key"]["type"] == ["string", "null"]
     assert refund["parameters"]["properties"]["amount"]["type"] == "number"
     lookup = tools["lookup_user"]["parameters"]
     assert all(  # email or user_id: neither is required alone, so each may be null
@@ -94,9 +104,10 @@ def test_servicebench_through_tool_calls(
     assert all(set(s["action"]) == {"service", "endpoint", "method", "params"} for s in run.steps())
 
 
-def test_servicebench_through_json_in_text(runs: dict[str, Run]) -> None:
+def test_servicebench_through_json_in_text(runs: dict[str, Run], cards: list[TaskCard]) -> None:
     run = completed(runs["sb_text"])
-    assert len(run.episodes) == 3 and all(e.success and e.score == 1.0 for e in run.episodes)
+    assert [e.task for e in run.episodes] == ids(cards, "servicebench")
+    assert all(e.success and e.score == 1.0 for e in run.episodes)
     assert all("tools" not in r.body for r in run.requests)
     assert "/inventory/price-history" in run.requests[0].body["messages"][0]["content"], (
         "without tools the catalogue is in the prompt"
@@ -145,8 +156,12 @@ def test_catalogue_tools_follow_the_endpoint_specs(live_server: str) -> None:
             spec["method"],
         )
         parameters = function["parameters"]
-        assert set(parameters["properties"]) == set(parameters["required"]) == set(spec["params"])
-        optional = {name for name, p in spec["params"].items() if not p["required"]}
+        # every write's tool takes an idempotency_key, which the served catalogue declares only
+        # with faults on (with faults off it is as it was before the key existed)
+        key = {"idempotency_key"} if spec["method"] != "GET" else set()
+        declared = set(spec["params"]) | key
+        assert set(parameters["properties"]) == set(parameters["required"]) == declared
+        optional = {name for name, p in spec["params"].items() if not p["required"]} | key
         nullable = {
             name
             for name, p in parameters["properties"].items()

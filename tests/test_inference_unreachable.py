@@ -24,7 +24,12 @@ from servicebench_support_queue.models import TaskCard
 MODEL_FAILED_STATUS = 3
 USAGE_STATUS = 2
 SECRETS = {"HF_TOKEN": "hf_SENTINEL_inference_4b1d9e", "API_KEY": "sk-SENTINEL_inference_77a0c3"}
-FILES = ("inference_results.json", "inference_trajectories.jsonl", "inference_report.md")
+FILES = (
+    "inference_results.json",
+    "inference_trajectories.jsonl",
+    "inference_report.md",
+    "inference_report.html",
+)
 
 
 @dataclass
@@ -132,6 +137,8 @@ def invocations(root: Path) -> dict[str, Invocation]:
                 "r.json",
                 "--report",
                 "sub/report.md",
+                "--html-report",
+                str(root / "renamed" / "elsewhere" / "report.html"),
                 "--trajectories",
                 str(root / "renamed" / "elsewhere" / "t.jsonl"),
             ),
@@ -220,6 +227,7 @@ def test_each_file_can_be_renamed_relative_to_the_dir_or_anywhere(
     assert run.files() == {Path("runs/a/r.json"), Path("runs/a/sub/report.md")}
     elsewhere = run.cwd.parent / "elsewhere" / "t.jsonl"
     assert elsewhere.read_text().count("\n") == 1
+    assert (elsewhere.parent / "report.html").read_text().count("<details") == 1
     assert str(elsewhere) in run.stderr
     assert_no_secret(run)
 
@@ -229,13 +237,14 @@ def test_without_output_dir_the_files_go_to_the_working_directory(
 ) -> None:
     run = runs["default_dir"]
     assert run.returncode == 0, run.stderr
-    assert run.files() == {Path("x.json"), Path(FILES[1]), Path(FILES[2])}
+    assert run.files() == {Path("x.json"), *(Path(name) for name in FILES[1:])}
 
 
 @pytest.mark.parametrize(
     "args, complaint",
     [
         (("--output", "same.txt", "--report", "same.txt"), "--output and --report name the same"),
+        (("--report", "r.md", "--html-report", "./r.md"), "--report and --html-report name the"),
         (("--output-dir", "a_file"), "is not a directory"),
         (("--output-dir", ".", "--trajectories", "a_dir"), "--trajectories"),
     ],

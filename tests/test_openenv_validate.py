@@ -149,7 +149,7 @@ def test_the_repo_is_ready_for_every_deployment_mode_but_a_generic_server_script
     assert (valid, issues) == (False, ["Missing [project.scripts] server entry point"])
     assert (
         PROJECT["scripts"]["servicebench-support-queue-server"]
-        == "servicebench_support_queue.server.app:main"
+        == "servicebench_support_queue.server.cli:main"
     )
     assert get_deployment_modes(REPO)["docker"] is True
 
@@ -357,3 +357,16 @@ def test_manifest_lists_exactly_the_environments_and_tasks_the_server_serves(
         assert httpx.get(f"{live_server}{env['path']}/health", timeout=10).json() == {
             "status": "healthy"
         }
+
+
+def test_manifest_declares_the_task_api_and_the_task_counts_each_environment_serves(
+    live_server: str, manifest: NormalizedManifestV2
+) -> None:
+    served = {}
+    for env in MANIFEST["environments"]:
+        splits = httpx.get(f"{live_server}/{env['name']}/splits", timeout=10).json()
+        served[env["name"]] = {split["name"]: split["num_tasks"] for split in splits}
+        assert env["declared_task_count"] == served[env["name"]], env["name"]
+    default = httpx.get(f"{live_server}/list_environments", timeout=10).json()[0]
+    assert manifest.capabilities.task_api is True
+    assert manifest.capabilities.declared_task_count == served[default]

@@ -34,7 +34,7 @@ PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
 OUTSIDE = ("tests", "bench", "scripts", "examples", "validation")
 """Folders of the repo that are not part of the package."""
 SCRIPTS = {
-    "servicebench-support-queue-server": f"{PACKAGE}.server.app:main",
+    "servicebench-support-queue-server": f"{PACKAGE}.server.cli:main",
     "servicebench-support-queue-inference": f"{PACKAGE}.inference:main",
 }
 
@@ -300,7 +300,9 @@ def test_imports_run_one_way():
     environments never import each other, and nothing below the server imports it."""
     for module in modules():
         imported = package_imports(module)
-        if under(module, "mock_services", "models", "read_only_json", "error_messages"):
+        if under(
+            module, "mock_services", "models", "read_only_json", "error_messages", "openenv_types"
+        ):
             assert not {
                 name for name in imported if under(name, "server", "agents", "client", "inference")
             }, module
@@ -310,4 +312,8 @@ def test_imports_run_one_way():
             assert not {
                 name for name in imported if under(name, "server.servicebench", "mock_services")
             }, module
-    assert package_imports(f"{PACKAGE}.models") == {f"{PACKAGE}.read_only_json"}
+    assert package_imports(f"{PACKAGE}.models") == {
+        f"{PACKAGE}.read_only_json",
+        f"{PACKAGE}.openenv_types",  # OpenEnv's base types, at the bottom like the models
+    }
+    assert package_imports(f"{PACKAGE}.openenv_types") == set()

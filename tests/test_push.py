@@ -5,12 +5,13 @@ Nothing here reaches the Hub: the push runs through OpenEnv's own CLI on a copy 
 checkout with the Hub calls (login, Space creation, upload) replaced, and the upload is
 only looked at. The Space builds the Dockerfile from the staged files without a
 .dockerignore (OpenEnv drops dot-files), so .openenvignore must keep out what .dockerignore
-keeps out of the image. The push the README gives is OpenEnv's default, with its web
+keeps out of the image. The push docs/docker-and-spaces.md gives is OpenEnv's default, with its web
 interface on: the Space opens at /web, which is this server's own playground.
 """
 
 from __future__ import annotations
 
+import shlex
 import sys
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from checkout import REPO, copy_checkout
 from openenv.cli.__main__ import app as openenv_cli
 from openenv.cli._cli_utils import validate_env_structure
 from openenv.cli.commands import push
+from readme_support import code_blocks, commands, section
 from typer.testing import CliRunner
 
 sys.path.insert(0, str(REPO / "scripts"))
@@ -31,6 +33,7 @@ ARTEFACTS = (
     "inference_results.json",
     "inference_trajectories.jsonl",
     "inference_report.md",
+    "inference_report.html",
     "server.log",
     "bench/results/logs/run.log",
     "server/__pycache__/app.cpython-311.pyc",
@@ -86,10 +89,23 @@ def run_push(checkout: Path, *flags: str) -> dict[str, Any]:
     return seen
 
 
+DOCKER_PAGE = "docs/docker-and-spaces.md"
+PUSH = next(
+    line
+    for block in code_blocks(section("Deploy to a Hugging Face Space", DOCKER_PAGE), "bash")
+    for line in commands(block, "bash")
+    if line.startswith("uv run --frozen openenv push ")
+)
+RUNS = [PUSH]
+"""The command this module runs, up to the upload (tests/test_docs.py checks every command)."""
+
+
 @pytest.fixture(scope="module")
 def pushed(checkout: Path) -> dict[str, Any]:
-    """The README's push: `openenv push --exclude .openenvignore`, OpenEnv's web interface on."""
-    return run_push(checkout, "--exclude", ".openenvignore")
+    """The documented push (docs/docker-and-spaces.md), OpenEnv's web interface on."""
+    flags = shlex.split(PUSH.removeprefix("uv run --frozen openenv push "), comments=True)
+    assert flags == ["--exclude", ".openenvignore"]
+    return run_push(checkout, *flags)
 
 
 def test_the_repo_passes_openenvs_structure_check():

@@ -23,8 +23,10 @@ from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 import httpx
 import pytest
 from server_process import free_port
+from side_venvs import side_python
 
-from servicebench_support_queue.action_tools import TOOLS
+from servicebench_support_queue.action_tools import TOOLS, TOOLS_BY_NAME
+from servicebench_support_queue.agents.servicebench_llm import FAULTS_RULES
 from servicebench_support_queue.client import EnvHttpClient
 from servicebench_support_queue.server.servicebench.oracle import next_action
 from servicebench_support_queue.server.support_queue.heuristic import triage
@@ -106,18 +108,28 @@ def test_servicebench_has_one_tool_per_catalogue_endpoint() -> None:
         "reason": "goodwill",
         "sku": "SKU-445",
         "adjustment": 1,
+        "idempotency_key": "trl-sample-1",  # every write's optional key
     }
+    tools = tools_of(env)
+    assert sorted(tools) == sorted(tool.name for tool in TOOLS["servicebench"])
+    reset = httpx.post(f"{trl_environment.env_base_url()}/reset", json={}, timeout=120)
+    catalogue = reset.json()["observation"]
+    shown = sorted(
+        f"{e['method']} {e['service']} {e['endpoint']}" for e in catalogue["available_endpoints"]
+    )
     called = []
-    for name, tool in sorted(tools_of(env).items()):
+    for name, tool in sorted(tools.items()):
+        if TOOLS_BY_NAME[name].route not in routes_of(catalogue):  # another task's service
+            continue
         env.reset(task_id="billing_discrepancy")  # a fresh episode each: writes must not interfere
         answer = json.loads(tool(**{p: samples[p] for p in inspect.signature(tool).parameters}))
         assert answer["status_code"] == 200, (name, answer)
         called.append(answer["call"])
-    catalogue = httpx.post(f"{trl_environment.env_base_url()}/reset", json={}).json()["observation"]
-    expected = sorted(
-        f"{e['method']} {e['service']} {e['endpoint']}" for e in catalogue["available_endpoints"]
-    )
-    assert sorted(called) == expected
+    assert sorted(called) == shown
+
+
+def routes_of(observation: dict[str, Any]) -> set[tuple[str, str, str]]:
+    return {(e["service"], e["endpoint"], e["method"]) for e in observation["available_endpoints"]}
 
 
 def _field(text: str, pattern: str) -> str:
@@ -290,6 +302,61 @@ def test_task_ids_and_one_environment_narrow_the_rows(
         assert exit_info.value.code == 2 and complaint in capsys.readouterr().err
 
 
+def test_faults_go_into_the_servicebench_rows_from_the_flag_or_the_variable(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("SERVICEBENCH_FAULTS", raising=False)
+    assert all("faults" not in row for row in dry_run(capsys, "--rows", "20"))
+    rows = dry_run(capsys, "--rows", "20", "--faults", "light")
+    assert {r["environment"] for r in rows} == {"servicebench", "support_queue"}
+    for row in rows:
+        assert row.get("faults") == ("light" if row["environment"] == "servicebench" else None)
+    monkeypatch.setenv("SERVICEBENCH_FAULTS", "heavy")
+    rows = dry_run(capsys, "--env", "servicebench", "--rows", "3")
+    assert [r["faults"] for r in rows] == ["heavy"] * 3
+    assert all("faults" not in r for r in dry_run(capsys, "--rows", "3", "--faults", "off"))
+    for bad, complaint in {
+        ("--env", "support_queue", "--faults", "light"): "Support Queue has none",
+        ("--faults", "loud"): "invalid choice: 'loud'",
+    }.items():
+        with pytest.raises(SystemExit) as exit_info:
+            dry_run(capsys, *bad)
+        assert exit_info.value.code == 2 and complaint in capsys.readouterr().err
+    monkeypatch.setenv("SERVICEBENCH_FAULTS", "sometimes")
+    with pytest.raises(SystemExit):
+        dry_run(capsys, "--rows", "1")
+    assert "SERVICEBENCH_FAULTS must be one of off, light, heavy" in capsys.readouterr().err
+
+
+def test_a_servicebench_episode_with_faults_through_the_tools(
+    server_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A row's `faults` reaches the server; each answer shows a fault as the service gave it
+    (a 429 with its retry_after_steps), and retrying every fault completes the task."""
+    monkeypatch.delenv("SERVICEBENCH_FAULTS", raising=False)
+    env = ServiceBenchToolEnv()
+    assert FAULTS_RULES not in env.reset(task_id="order_status_lookup", seed=1)
+    assert env._client.state().fault_level is None  # off: the state is as before faults
+    statuses: list[int] = []
+    for seed in range(1, 7):
+        text = env.reset(task_id="order_status_lookup", seed=seed, faults="heavy")
+        assert FAULTS_RULES in text and env._client.state().fault_level == "heavy"
+        email, order_id = _field(text, r"[\w.]+@[\w.]+\w"), _field(text, r"ORD-\d+")
+        for tool, params in (
+            (env.lookup_user, {"email": email}),
+            (env.lookup_order, {"order_id": order_id}),
+        ):
+            while True:  # the schedule never faults one route more than twice in a row
+                answer = json.loads(tool(**params))
+                statuses.append(answer["status_code"])
+                if answer["status_code"] == 429:
+                    assert answer["retry_after_steps"] >= 1 and answer["response"] is None
+                if answer["status_code"] not in (503, 429, 504):
+                    break
+        assert env.done and env.get_reward() == pytest.approx(1.0), (seed, statuses)
+    assert 429 in statuses, "six heavy episodes meet a rate limit"
+
+
 def test_the_factory_is_one_class_or_both_by_name() -> None:
     assert trl_environment.environment_factory("servicebench") is ServiceBenchToolEnv
     assert trl_environment.environment_factory("both") == {
@@ -302,7 +369,6 @@ def test_the_factory_is_one_class_or_both_by_name() -> None:
 
 STOP_EARLY = "[script: stop after one call]"  # the markers tests/trl_rollouts.py puts in prompts
 BAD_CALL_FIRST = "[script: an invalid call first]"
-TRL_VENV = os.environ.get("TRL_VENV")  # .ci/run builds it and sets this
 
 
 def server_score(client: EnvHttpClient, env: str, task_id: str, seed: int, prompt: str) -> float:
@@ -334,14 +400,9 @@ def server_score(client: EnvHttpClient, env: str, task_id: str, seed: int, promp
 
 @pytest.fixture(scope="module")
 def trl_run(live_server: str) -> dict[str, Any]:
-    trl_python = Path(TRL_VENV or "/nonexistent") / "bin" / "python"
-    if not trl_python.exists():
-        if os.environ.get("CI"):
-            pytest.fail(f"CI must check the example against TRL: no venv at TRL_VENV={TRL_VENV}")
-        pytest.skip(
-            "no TRL venv: run .ci/run, or set TRL_VENV to a venv with "
-            "`pip install -r .ci/trl-requirements.txt -e .`"
-        )
+    trl_python = side_python(
+        "TRL_VENV", "the example against TRL", "pip install -r .ci/trl-requirements.txt -e ."
+    )
     done = subprocess.run(
         [str(trl_python), str(REPO / "tests" / "trl_rollouts.py")],
         env={**os.environ, "ENV_BASE_URL": live_server, "PYTHONPATH": ""},

@@ -116,11 +116,19 @@ def tool_call(name: str, arguments: dict[str, Any]) -> str:
 
 def servicebench_move(task_ids: dict[str, str], request: str, results: list[str]) -> str | None:
     """The oracle's next call as a tool call, from the task text and the tool results so far."""
-    description = request.split("\n\n", 1)[1].rsplit("\n\nUse the service tools", 1)[0]
+    shown = request.split("\n\n", 1)[1].rsplit("\n\nUse the service tools", 1)[0]
+    description, policy = shown.split(f"\n\n{example.POLICY_HEADING}\n", 1)
     history: list[dict[str, Any]] = [
-        {"task_id": task_ids[description], "task_description": description, "done": False}
+        {
+            "task_id": task_ids[description],
+            "task_description": description,
+            "policy": policy,
+            "done": False,
+        }
     ]
     for text in results:
+        if text.startswith("{'error'"):
+            raise AssertionError(f"a tool failed: {text}")
         answer = json.loads(text)
         failed = answer["error"] is not None
         history.append(

@@ -11,24 +11,32 @@ services have already normalised every id:
 * a write is the record it changed and the effect it had (a refund: the order and
   the amount in cents; a status change: the order and the new status; a stock
   change: the SKU and the adjustment; a user update: the user and the fields set,
-  with their values);
-* free text is no part of the effect (`FREE_TEXT`: a refund's `reason`, a user's
-  `notes`), so re-sending a write with new wording is the same call again;
+  with their values; a reship: the order, SKU and units; a new address: the shipment
+  and the address; a case: the order, category and amount; a reversal: the payment);
+* free text is no part of the effect (`FREE_TEXT`: a refund's, reship's or reversal's
+  `reason`, a case's `summary`, a user's `notes`), so re-sending a write with new
+  wording is the same call again;
 * a failed call resolved nothing: it is its route plus its parameters, strings
-  stripped and case-folded, free text dropped.
+  stripped and case-folded, free text dropped;
+* a write's `idempotency_key` is no part of it either: a write re-sent under another
+  key (or none) is the same call, and one answered from its key's record (not applied
+  again, mock_services/state.py) is the same call as the first.
 
 Two calls with one identity are duplicates, whatever their spelling.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable, Hashable, Mapping
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
-from ...mock_services import normalize_route, to_cents
+from ...mock_services import ENDPOINTS, IDEMPOTENCY_KEY, normalize_route, to_cents
 from ...mock_services.paths import (
+    CASES_BY_ORDER,
+    CASES_OPEN,
     INVENTORY_CHECK_STOCK,
     INVENTORY_LOOKUP,
     INVENTORY_PRICE_HISTORY,
@@ -37,6 +45,11 @@ from ...mock_services.paths import (
     ORDERS_LOOKUP,
     ORDERS_PROCESS_REFUND,
     ORDERS_UPDATE_STATUS,
+    PAYMENTS_BY_ORDER,
+    PAYMENTS_REFUND,
+    SHIPMENTS_BY_ORDER,
+    SHIPMENTS_RESHIP,
+    SHIPMENTS_UPDATE_ADDRESS,
     USERS_LIST,
     USERS_LOOKUP,
     USERS_UPDATE,
@@ -46,12 +59,19 @@ Body = Mapping[str, Any]
 CallKey = tuple[Hashable, ...]
 
 FREE_TEXT: Mapping[str, frozenset[str]] = MappingProxyType(
+    {entry.path: entry.wording for entry in ENDPOINTS if entry.wording}
+)
+"""Per endpoint, the parameters (or `updates` fields) that are wording, not effect: those
+its declaration marks `Wording` (mock_services/registry.py)."""
+NOT_EFFECT: Mapping[str, frozenset[str]] = MappingProxyType(
     {
-        ORDERS_PROCESS_REFUND: frozenset({"reason"}),
-        USERS_UPDATE: frozenset({"notes"}),
+        entry.path: FREE_TEXT.get(entry.path, frozenset()) | {IDEMPOTENCY_KEY}
+        for entry in ENDPOINTS
+        if entry.writes
     }
 )
-"""Per endpoint, the parameters (or `updates` fields) that are wording, not effect."""
+"""Per write, the top-level parameters a failed call's identity leaves out: its free text
+and its idempotency key."""
 
 
 class ApiCall(NamedTuple):
@@ -111,6 +131,21 @@ RESOLVED: Mapping[str, Callable[[Body], Hashable]] = MappingProxyType(
         INVENTORY_CHECK_STOCK: lambda body: body["sku"],
         INVENTORY_PRICE_HISTORY: lambda body: body["sku"],
         INVENTORY_UPDATE_STOCK: lambda body: (body["sku"], body["adjustment"]),
+        SHIPMENTS_BY_ORDER: lambda body: body["order_id"],
+        SHIPMENTS_UPDATE_ADDRESS: lambda body: (body["shipment_id"], _fold(body["address"])),
+        SHIPMENTS_RESHIP: lambda body: (
+            body["shipment"]["order_id"],
+            body["shipment"]["items"][0]["sku"],
+            body["shipment"]["items"][0]["quantity"],
+        ),
+        PAYMENTS_BY_ORDER: lambda body: body["order_id"],
+        PAYMENTS_REFUND: lambda body: body["payment"]["payment_id"],
+        CASES_BY_ORDER: lambda body: body["order_id"],
+        CASES_OPEN: lambda body: (
+            body["case"]["order_id"],
+            body["case"]["category"],
+            None if body["case"]["amount"] is None else to_cents(body["case"]["amount"]),
+        ),
     }
 )
 """Per endpoint, the resource (and, for a write, the effect) a successful answer names."""
@@ -118,14 +153,17 @@ RESOLVED: Mapping[str, Callable[[Body], Hashable]] = MappingProxyType(
 
 def _failed_key(call: ApiCall) -> CallKey:
     free = FREE_TEXT.get(call.endpoint, frozenset())
+    dropped = NOT_EFFECT.get(call.endpoint, free)
     params = call.params if isinstance(call.params, Mapping) else {"": call.params}
-    kept = {name: value for name, value in params.items() if name not in free}
+    kept = {name: value for name, value in params.items() if name not in dropped}
     if call.endpoint == USERS_UPDATE and isinstance(kept.get("updates"), Mapping):
         kept["updates"] = {
             name: None if name in free else value for name, value in kept["updates"].items()
         }
     text = json.dumps(_fold(kept), sort_keys=True, default=repr)
-    return "failed", call.service, call.endpoint, call.method, text
+    # The episode remembers every identity it has seen: a digest, not the parameters again.
+    digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+    return "failed", call.service, call.endpoint, call.method, digest
 
 
 def call_identity(call: ApiCall, status: int, body: Body) -> CallKey:

@@ -149,7 +149,9 @@ def _damaged_item(draft: WorldDraft) -> Plan:
     quantity = rng.choice((1, 1, 2, 3))
     damaged = rng.randint(1, quantity)
     lines = [(item, quantity, unit)]
-    if rng.random() < 0.75:
+    # Every unit damaged and nothing else bought would make the refund the whole charge:
+    # then "refund the order in full" would be right by accident. Another line keeps it apart.
+    if rng.random() < 0.75 or damaged == quantity:
         lines.append((other, 1, price_on(other, placed)))
     rng.shuffle(lines)
     order = draft.add_order(customer, lines, placed, "delivered", return_eligible=True)
@@ -257,14 +259,23 @@ def _stale_price(draft: WorldDraft) -> Plan:
     )
 
 
+def _billing(draft: WorldDraft, family: str) -> Plan:
+    return _stale_price(draft) if family == "stale_price" else _coupon_added(draft, family)
+
+
 BUILDERS: Mapping[str, Callable[[WorldDraft], Plan]] = MappingProxyType(
     {
         "order_status_lookup": _order_status,
         "return_and_refund": _damaged_item,
-        "billing_discrepancy": lambda draft: (
-            _stale_price(draft)
-            if (family := draft.rng.choice(BILLING_FAMILIES)) == "stale_price"
-            else _coupon_added(draft, family)
-        ),
+        "billing_discrepancy": lambda draft: _billing(draft, draft.rng.choice(BILLING_FAMILIES)),
     }
 )
+"""Per seed task, the builder of a seed's variant (the billing family is drawn with the world)."""
+FAMILY_BUILDERS: Mapping[str, Callable[[WorldDraft], Plan]] = MappingProxyType(
+    {
+        "order_status": _order_status,
+        "damaged_item": _damaged_item,
+        **{family: (lambda draft, f=family: _billing(draft, f)) for family in BILLING_FAMILIES},
+    }
+)
+"""Per family of the seed tasks, its builder (a variant of that family for a given seed)."""

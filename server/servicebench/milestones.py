@@ -1,9 +1,9 @@
 """What each of ServiceBench's milestone and outcome rows checks, one named function each.
 
 A milestone row is reached by reading: a successful call to one of its endpoints whose
-answer shows the fact the row names (`MILESTONES`). An outcome row is held while the
-task order's state, as this episode's writes left it, is the task's intended one
-(`OUTCOMES`). The reward rules (rewards.py) decide when each is checked and paid.
+answer shows the fact the row names (`MILESTONES`). An outcome row is held while every
+intended write of that row (`spec.expected`) is held by the effects of this episode's
+writes (`outcome_held`). The reward rules (rewards.py) decide when each is checked and paid.
 """
 
 from __future__ import annotations
@@ -13,16 +13,19 @@ from types import MappingProxyType
 from typing import NamedTuple
 
 from ...mock_services.paths import (
+    INVENTORY_CHECK_STOCK,
     INVENTORY_LOOKUP,
     INVENTORY_PRICE_HISTORY,
     ORDERS_BY_USER,
     ORDERS_LOOKUP,
+    PAYMENTS_BY_ORDER,
+    SHIPMENTS_BY_ORDER,
     USERS_LOOKUP,
 )
 from .calls import ApiCall, Body
-from .outcome import refund_total_matches
-from .reward_table import OUTCOME_ROWS
-from .tasks import TaskSpec
+from .effects import Effects
+from .outcome import expectation_met
+from .spec import TaskSpec
 
 Check = Callable[[TaskSpec, ApiCall, Body, tuple[str, ...]], bool]
 """(task, call, answer, milestones reached so far) -> whether the answer reaches the row."""
@@ -38,6 +41,11 @@ class Milestone(NamedTuple):
 
 def _is_task_order(spec: TaskSpec, body: Body) -> bool:
     return body.get("order_id") == spec.order_id
+
+
+def _is_order_details(spec: TaskSpec, call: ApiCall, body: Body, reached: tuple[str, ...]) -> bool:
+    """The task's order, in full (owner, status, lines, charge)."""
+    return _is_task_order(spec, body)
 
 
 def customer_found(spec: TaskSpec, call: ApiCall, body: Body, reached: tuple[str, ...]) -> bool:
@@ -94,6 +102,11 @@ def root_cause_found(spec: TaskSpec, call: ApiCall, body: Body, reached: tuple[s
     return "order_data_retrieved" in reached and "inventory_prices_verified" in reached
 
 
+def about_the_order(spec: TaskSpec, call: ApiCall, body: Body, reached: tuple[str, ...]) -> bool:
+    """An answer about the task's order (its shipments, its payments)."""
+    return _is_task_order(spec, body)
+
+
 ORDER_DETAILS = frozenset({ORDERS_LOOKUP})
 ANY_CALL: frozenset[str] = frozenset()
 
@@ -109,29 +122,21 @@ MILESTONES: Mapping[str, Milestone] = MappingProxyType(
             frozenset({INVENTORY_LOOKUP, INVENTORY_PRICE_HISTORY}), order_prices_checked
         ),
         "root_cause_identified": Milestone(ANY_CALL, root_cause_found),
+        "requester_verified": Milestone(frozenset({USERS_LOOKUP}), customer_found),
+        "order_checked": Milestone(ORDER_DETAILS, _is_order_details),
+        "stock_checked": Milestone(
+            frozenset({INVENTORY_CHECK_STOCK, INVENTORY_LOOKUP}), damaged_item_checked
+        ),
+        "shipment_checked": Milestone(frozenset({SHIPMENTS_BY_ORDER}), about_the_order),
+        "payments_checked": Milestone(frozenset({PAYMENTS_BY_ORDER}), about_the_order),
+        "price_history_checked": Milestone(
+            frozenset({INVENTORY_PRICE_HISTORY}), damaged_item_checked
+        ),
     }
 )
 
 
-def refund_total_right(spec: TaskSpec, refunded_cents: int, status: str | None) -> bool:
-    """The episode's refunds on the task's order total the derived amount (within a cent)."""
-    return refund_total_matches(spec, refunded_cents)
-
-
-def status_is_target(spec: TaskSpec, refunded_cents: int, status: str | None) -> bool:
-    """The task's order has the status the task asks for."""
-    return status is not None and status == spec.target_status
-
-
-OUTCOMES: Mapping[str, Callable[[TaskSpec, int, str | None], bool]] = MappingProxyType(
-    {
-        "correct_refund_issued": refund_total_right,
-        "correct_adjustment_issued": refund_total_right,
-        "status_updated_to_returned": status_is_target,
-    }
-)
-"""Outcome rows: held exactly while the task order's state (refunded, status) passes."""
-if set(OUTCOMES) != OUTCOME_ROWS:
-    raise ValueError(
-        f"outcome checks {sorted(OUTCOMES)} differ from the table's {sorted(OUTCOME_ROWS)}"
-    )
+def outcome_held(spec: TaskSpec, row: str, effects: Effects) -> bool:
+    """Whether the episode's effects hold every intended write of the outcome row `row`."""
+    expects = [expect for expect in spec.expected if expect.row == row]
+    return bool(expects) and all(expectation_met(expect, effects) for expect in expects)

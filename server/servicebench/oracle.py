@@ -15,7 +15,9 @@ calls are skipped. It stops rather than guesses when a response contradicts the 
 (wrong owner, not eligible, a refund the order cannot cover) or when the last call
 failed on what its next call is about (see `_refused`). It is never given a variant's
 answer: the variant proofs (server/servicebench/proof.py) play it against the
-environment to show each generated task is solvable from the observations alone.
+environment to show each generated task is solvable from the observations alone, with
+faults on too: it retries, waits, keys its writes and checks a timed-out write
+(oracle_faults.py).
 """
 
 from __future__ import annotations
@@ -24,7 +26,6 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
 
 from ...mock_services import BilledLine, coupon_discount, to_cents
 from ...mock_services.paths import (
@@ -38,21 +39,30 @@ from ...mock_services.paths import (
     USER,
     USERS_LOOKUP,
 )
-from ...models import ServiceBenchAction, ServiceBenchObservation
+from ...models import ServiceBenchAction
+from .observations import (
+    CENT,
+    EMAIL,
+    ORDER_ID,
+    SKU,
+    USER_ID,
+    Data,
+    ObservationLike,
+)
+from .observations import call as _call
+from .observations import data as _data
+from .observations import field as _field
+from .observations import find as _find
+from .observations import money as _money
+from .oracle_faults import through_faults
+from .request_oracle import PROCEDURES as REQUEST_TASKS
+from .request_oracle import next_request_action
 
-EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
-USER_ID = re.compile(r"\bUSR-\d+\b")
-ORDER_ID = re.compile(r"\bORD-\d+\b")
-SKU = re.compile(r"\bSKU-\d+\b")
 TARGET_STATUS = re.compile(r"status to '([a-z_]+)'")
 DAMAGED_UNITS = re.compile(r"\b(\d+) of the \d+ units\b")
 """How many units arrived damaged, when the prompt says (otherwise the one item)."""
-CENT = Decimal("0.01")
 SUBJECTS = ("email", "user_id", "order_id", "sku")
 """The parameter naming what a call is about, in the order looked for."""
-
-ObservationLike = ServiceBenchObservation | Mapping[str, Any]
-Data = dict[str, Any]
 
 
 @dataclass
@@ -98,28 +108,6 @@ class Case:
 
 
 Plan = Callable[[Case], ServiceBenchAction | None]
-
-
-def _field(observation: ObservationLike, name: str) -> Any:
-    """Read a field of a typed observation or of its JSON form alike."""
-    if isinstance(observation, Mapping):
-        return observation.get(name)
-    return getattr(observation, name, None)
-
-
-def _find(pattern: re.Pattern[str], text: str) -> str:
-    match = pattern.search(text)
-    if match is None:
-        raise ValueError(f"task description has no {pattern.pattern!r}: {text!r}")
-    return match.group(1) if pattern.groups else match.group(0)
-
-
-def _money(value: Any) -> Decimal:
-    return Decimal(str(value)).quantize(CENT)
-
-
-def _call(service: str, endpoint: str, method: str = "GET", **params: Any) -> ServiceBenchAction:
-    return ServiceBenchAction(service=service, endpoint=endpoint, method=method, params=params)
 
 
 def _lookups(case: Case) -> ServiceBenchAction | None:
@@ -318,19 +306,23 @@ def _refused(observation: ObservationLike, action: ServiceBenchAction) -> bool:
     )
 
 
-def _data(observation: ObservationLike) -> Data | None:
-    """The response data of a successful call, or None (a failure, or the reset)."""
-    data = (_field(observation, "api_response") or {}).get("data")
-    return data if _field(observation, "success") is not False and isinstance(data, dict) else None
-
-
 def next_action(history: Sequence[ObservationLike]) -> ServiceBenchAction | None:
-    """The next optimal call given the episode's observations so far, or None when done."""
+    """The next optimal call given the episode's observations so far, or None when done;
+    through faults, as oracle_faults.py plays them."""
     if not history or _field(history[-1], "done"):
         return None
-    plan = PLANS.get(_field(history[0], "task_id") or "")
+    return through_faults(history, _planned)
+
+
+def _planned(history: Sequence[ObservationLike]) -> ServiceBenchAction | None:
+    """The procedure's next call, from the services' answers (fault answers left out)."""
+    task_id = _field(history[0], "task_id") or ""
+    plan = PLANS.get(task_id)
     if plan is None:
-        return None
+        if task_id not in REQUEST_TASKS:
+            return None
+        action = next_request_action(history)
+        return None if action is None or _refused(history[-1], action) else action
     description = _field(history[0], "task_description") or ""
     email = EMAIL.search(description)
     customer = {"email": email.group(0)} if email else {"user_id": _find(USER_ID, description)}

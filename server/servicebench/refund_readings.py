@@ -5,8 +5,9 @@ take the percent of the list price or of the sale price, refund the whole line
 or one unit, compare against today's price or the price on the order date, and
 so on. Each variant family names the one reading that is right
 (`CORRECT_READING`); generation-time validity (server/servicebench/proof.py)
-demands that the right reading equals the amount the grader checks and that every
-other reading lands more than a cent away, so that exactly one refund is correct.
+demands that the right reading equals the amount the grader checks (to the exact
+cent, as refunds are graded) and that every other reading lands more than a cent
+away, so that exactly one refund is correct and none hangs on how a cent is rounded.
 
 These are pure functions of a `World`: they read records, never the construction
 of a variant, so they are an independent derivation of the graded amount. A

@@ -40,11 +40,11 @@ agent can recover from a wrong turn, while a looping agent still ends quickly.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from types import MappingProxyType
 
-from ...mock_services import BASE, coupon_discount, dollars, order_lines, to_cents
+from ...mock_services import BASE, FULL_SURFACE, coupon_discount, dollars, order_lines, to_cents
 from ...mock_services.paths import (
     INVENTORY,
     INVENTORY_LOOKUP,
@@ -55,35 +55,18 @@ from ...mock_services.paths import (
     ORDERS_PROCESS_REFUND,
     ORDERS_UPDATE_STATUS,
     USER,
+    USERS_LIST,
     USERS_LOOKUP,
     USERS_UPDATE,
 )
 from ...models import TaskCard
+from .catalogue import FAMILY_DATA
+from .policy import CANONICAL_POLICY
+from .spec import Expect, TaskSpec, seed_expectations
+
+__all__ = ["ENV_NAME", "TASK_CARDS", "TASK_SPECS", "Expect", "TaskSpec", "seed_expectations"]
 
 ENV_NAME = "servicebench"
-
-
-@dataclass(frozen=True)
-class TaskSpec:
-    """A task card plus what grading it needs: targets, relevant endpoints, completion."""
-
-    card: TaskCard
-    customer_id: str
-    order_id: str
-    relevant_endpoints: tuple[tuple[str, str], ...]
-    completion: tuple[str, ...]
-    order_skus: tuple[str, ...] = ()
-    """SKUs in the task's order: inventory calls about them bear on the task."""
-    item_sku: str | None = None
-    target_status: str | None = None
-    refund_amount: float | None = None
-    order_evidence: tuple[str, ...] = ("items", "coupon_applied")
-    """Order fields (non-empty) whose lookup earns task 3's order_data_retrieved."""
-    price_evidence: tuple[str, ...] = (INVENTORY_LOOKUP,)
-    """Inventory endpoints whose answer about an order SKU earns inventory_prices_verified."""
-    note_fields: tuple[str, ...] = ()
-    """Fields of the customer's record the task lets the agent write (task 3: `notes`, to
-    document the case). Any other user field, or another user, is collateral damage."""
 
 
 PROMPT_TEMPLATES: Mapping[str, str] = MappingProxyType(
@@ -173,6 +156,7 @@ ORDER_STATUS_LOOKUP = TaskSpec(
     order_skus=_skus("ORD-1005"),
     relevant_endpoints=READ_ENDPOINTS,
     completion=("order_status_retrieved",),
+    policy=CANONICAL_POLICY.text(),
 )
 
 RETURN_AND_REFUND = TaskSpec(
@@ -196,6 +180,10 @@ RETURN_AND_REFUND = TaskSpec(
     item_sku="SKU-445",
     target_status="returned",
     refund_amount=line_item_price("ORD-1005", "SKU-445"),
+    expected=seed_expectations(
+        "return_and_refund", "ORD-1005", line_item_price("ORD-1005", "SKU-445"), "returned"
+    ),
+    policy=CANONICAL_POLICY.text(),
 )
 
 BILLING_DISCREPANCY = TaskSpec(
@@ -221,9 +209,50 @@ BILLING_DISCREPANCY = TaskSpec(
     completion=("correct_adjustment_issued",),
     refund_amount=overbilled_amount("ORD-1009"),
     note_fields=("notes",),
+    expected=seed_expectations(
+        "billing_discrepancy", "ORD-1009", overbilled_amount("ORD-1009"), None
+    ),
+    policy=CANONICAL_POLICY.text(),
 )
 
+SEED_TASK_IDS = ("order_status_lookup", "return_and_refund", "billing_discrepancy")
+REQUEST_ENDPOINTS = tuple(
+    (entry.service, entry.path) for entry in FULL_SURFACE.endpoints if entry.path != USERS_LIST
+)
+"""The request tasks' relevant endpoints: every endpoint but the list of all users. A write
+among them that the task does not intend is an unintended write, whichever service it hits."""
+REQUEST_PROMPTS: Mapping[str, Mapping[str, str]] = MappingProxyType(
+    {row["id"]: row["prompts"] for row in FAMILY_DATA["tasks"]}
+)
+"""Per request task, its prompt templates by name (a family's plan names the one it uses)."""
+
+
+def _request_template(row: Mapping[str, object]) -> TaskSpec:
+    """A request task's card and what its families share; each variant fills in the rest.
+    The card's description is the first prompt with its blanks shown as <blank>."""
+    prompt = next(iter(row["prompts"].values()))  # type: ignore[attr-defined]
+    card = _card(
+        str(row["id"]),
+        int(row["alias"]),  # type: ignore[call-overload]
+        str(row["title"]),
+        str(row["difficulty"]),
+        re.sub(r"\{(\w+)\}", r"<\1>", prompt),
+        int(row["max_steps"]),  # type: ignore[call-overload]
+    )
+    return TaskSpec(
+        card=card, customer_id="", order_id="", relevant_endpoints=REQUEST_ENDPOINTS, completion=()
+    )
+
+
 TASK_SPECS: Mapping[str, TaskSpec] = MappingProxyType(
-    {spec.card.id: spec for spec in (ORDER_STATUS_LOOKUP, RETURN_AND_REFUND, BILLING_DISCREPANCY)}
+    {
+        spec.card.id: spec
+        for spec in (
+            ORDER_STATUS_LOOKUP,
+            RETURN_AND_REFUND,
+            BILLING_DISCREPANCY,
+            *(_request_template(row) for row in FAMILY_DATA["tasks"]),
+        )
+    }
 )
 TASK_CARDS: tuple[TaskCard, ...] = tuple(spec.card for spec in TASK_SPECS.values())

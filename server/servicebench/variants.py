@@ -1,12 +1,16 @@
-"""Seeded ServiceBench task variants, as pure data (no environment, no policy).
+"""Seeded ServiceBench task variants, as pure data (no environment, no agent).
 
-`build_variant(task_id, seed, attempt)` draws a whole world (server/servicebench/world)
-with `random.Random(f"servicebench:{task_id}:{seed}:{attempt}")`, whose string seed
-is hashed with SHA-512 by `random`, so the same arguments give the same variant in
-every process. It plants the task's situation in that world (one of the families of
-server/servicebench/families.py) and renders the task's prompt template with the
-variant's own ids and amounts. Validity is not assumed here:
-server/servicebench/proof.py proves every variant.
+`build_variant(task_id, seed, attempt, family)` draws a whole world (world.py) with
+`random.Random(f"servicebench:{task_id}:{seed}:{attempt}")` (with the family's name
+in the string when a family of the billing task is asked for), whose string seed is
+hashed with SHA-512 by `random`, so the same arguments give the same variant in every
+process. It plants the task's situation in that world (one of the families of
+families.py) and renders the task's prompt template with the variant's own ids and
+amounts. The support policy served with it is drawn from its own stream, so the world
+is the one the seed always drew, and only with values under which the task's answer
+stays right (a limit at or above its refund; the world's own return window).
+Validity is not assumed here: proof.py proves every variant. The request families
+(the other task cards) are drawn by request_variants.py; draw.py picks the builder.
 """
 
 from __future__ import annotations
@@ -18,10 +22,11 @@ from types import MappingProxyType
 
 from ...mock_services import CANONICAL_WORLD, World, dollars
 from ..variants import Draw
-from .families import BUILDERS, Plan
+from .families import BUILDERS, FAMILY_BUILDERS, Plan
+from .policy import policy_allowing
 from .refund_readings import Readings, readings_for
-from .tasks import TASK_SPECS, TaskSpec, money_text, render_prompt
-from .world import WorldDraft
+from .tasks import TASK_SPECS, TaskSpec, money_text, render_prompt, seed_expectations
+from .world import RETURN_WINDOW, WorldDraft
 
 
 @dataclass(frozen=True)
@@ -71,12 +76,24 @@ def _prompt(task_id: str, plan: Plan) -> tuple[str, tuple[str, ...]]:
     return render_prompt(template, **values), tuple(values.values())
 
 
-def build_variant(task_id: str, seed: int, attempt: int = 0) -> Variant:
-    """The (task, seed) variant as drawn on `attempt` (the proof may reject one)."""
+def build_variant(task_id: str, seed: int, attempt: int = 0, family: str | None = None) -> Variant:
+    """The (task, seed) variant as drawn on `attempt` (the proof may reject one); `family`
+    draws a variant of that family of the task (a task with one family: the same variant)."""
     canonical = TASK_SPECS[task_id]
-    draft = WorldDraft(random.Random(f"servicebench:{task_id}:{seed}:{attempt}"))
-    plan = BUILDERS[task_id](draft)
+    named = family is not None and task_id == "billing_discrepancy"
+    stream = (
+        f"servicebench:{task_id}:{family}:{seed}:{attempt}"
+        if named
+        else (f"servicebench:{task_id}:{seed}:{attempt}")
+    )
+    draft = WorldDraft(random.Random(stream))
+    plan = FAMILY_BUILDERS[family](draft) if family is not None else BUILDERS[task_id](draft)
     world = draft.finish()
+    policy = policy_allowing(
+        random.Random(f"servicebench-policy:{stream}"),
+        RETURN_WINDOW.days,
+        plan.refund_cents or 0,
+    )
     prompt, mentions = _prompt(task_id, plan)
     order = plan.order
     spec = replace(
@@ -87,7 +104,12 @@ def build_variant(task_id: str, seed: int, attempt: int = 0) -> Variant:
         order_skus=tuple(dict.fromkeys(item["sku"] for item in order["items"])),
         item_sku=plan.item_sku if canonical.item_sku else None,
         refund_amount=dollars(plan.refund_cents) if plan.refund_cents is not None else None,
+        policy=policy.text(),
         **plan.evidence,
+    )
+    spec = replace(
+        spec,
+        expected=seed_expectations(task_id, spec.order_id, spec.refund_amount, spec.target_status),
     )
     readings = (
         readings_for(world, plan.family, order["order_id"], plan.item_sku, plan.damaged_units or 1)

@@ -79,6 +79,9 @@ class WorldDraft:
         self.coupons: list[dict[str, Any]] = []
         self.orders: list[dict[str, Any]] = []
         self._taken: set[str] = set()
+        self._numbered: list[dict[str, Any]] | None = None
+        self.return_window = RETURN_WINDOW
+        """Orders delivered within it are return_eligible (a request world: its policy's)."""
         self._catalogue = rng.sample(range(len(WORDS["products"])), len(WORDS["products"]))
         self._first_names = rng.sample(WORDS["first_names"], len(WORDS["first_names"]))
         self._last_names = rng.sample(WORDS["last_names"], len(WORDS["last_names"]))
@@ -248,7 +251,7 @@ class WorldDraft:
             subtotal - (coupon_cents(coupon, lines) if coupon else 0) if total is None else total
         )
         if return_eligible is None:
-            return_eligible = status == "delivered" and TODAY - placed <= RETURN_WINDOW
+            return_eligible = status == "delivered" and TODAY - placed <= self.return_window
         refunds = []
         if status in ("returned", "cancelled"):
             reason = self.rng.choice(WORDS["refund_reasons"][status])
@@ -292,8 +295,10 @@ class WorldDraft:
 
     # ------------------------------------------------------------------ finish
 
-    def finish(self) -> World:
-        """Order ids by date, tables in id order, frozen into a `World`."""
+    def number_orders(self) -> list[dict[str, Any]]:
+        """Give the orders their ids, by date (once); return them in id order."""
+        if self._numbered is not None:
+            return self._numbered
         first_id = self.rng.randint(1000, 8900)
         by_date = sorted(enumerate(self.orders), key=lambda pair: (pair[1]["placed_at"], pair[0]))
         for offset, (_, order) in enumerate(by_date):
@@ -302,6 +307,13 @@ class WorldDraft:
                 {"refund_id": f"RF-{order['order_id']}-{number}", **refund}
                 for number, refund in enumerate(order["refunds"], start=1)
             ]
+        self._numbered = [order for _, order in by_date]
+        return self._numbered
+
+    def finish(self, **extra: Any) -> World:
+        """Order ids by date, tables in id order, frozen into a `World` (`extra`: the other
+        services' records and the services the world runs, `World.from_records`)."""
+        orders = self.number_orders()
         products = [
             {key: value for key, value in product.items() if key != "sibling"}
             for product in sorted(self.products, key=lambda product: product["sku"])
@@ -311,5 +323,6 @@ class WorldDraft:
             sorted(self.users, key=lambda user: user["user_id"]),
             products,
             self.coupons,
-            [order for _, order in by_date],
+            orders,
+            **extra,
         )

@@ -31,9 +31,30 @@ def describe(url: str) -> str:
     return f"{scheme}://{host}{slash}{path.partition('?')[0]}"
 
 
+def check_store_url(url: str) -> None:
+    """Refuse a store URL that cannot work, with a clear ValueError, without opening anything:
+    the server checks it before it serves (and its command line before it starts a worker)."""
+    if url == "memory":
+        return
+    if url.startswith("sqlite:"):
+        from .sqlite import database_path
+
+        database_path(url)
+    elif url.startswith(REDIS_SCHEMES):
+        from .redis import check_database
+
+        check_database(url, describe(url))
+    else:
+        raise ValueError(
+            f"EPISODE_STORE must be 'memory', 'sqlite:///ABSOLUTE/PATH.db' or a Redis URL "
+            f"(redis://HOST:PORT/DB, rediss://..., unix:///PATH), got {describe(url)!r}"
+        )
+
+
 def open_store(settings: Settings, envs: Iterable[type[EpisodeEnvironment]]) -> EpisodeStore:
     """The store `settings.episode_store` names; a clear ValueError for anything else."""
     url = settings.episode_store
+    check_store_url(url)
     if url == "memory":
         return MemoryStore(settings.max_live_episodes, settings.episode_ttl_seconds)
     limits = (settings.max_live_episodes, settings.episode_ttl_seconds)
@@ -42,15 +63,10 @@ def open_store(settings: Settings, envs: Iterable[type[EpisodeEnvironment]]) -> 
         from .sqlite import SqliteBackend
 
         backend = SqliteBackend(url, *limits)
-    elif url.startswith(REDIS_SCHEMES):
+    else:
         from .redis import RedisBackend
 
         backend = RedisBackend(url, describe(url), *limits)
-    else:
-        raise ValueError(
-            f"EPISODE_STORE must be 'memory', 'sqlite:///ABSOLUTE/PATH.db' or a Redis URL "
-            f"(redis://HOST:PORT/DB, rediss://..., unix:///PATH), got {describe(url)!r}"
-        )
     from .durable import DurableStore
 
     return DurableStore(backend, envs, settings.max_live_episodes, settings.episode_ttl_seconds)

@@ -26,8 +26,7 @@ from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from time import monotonic
 
-from openenv.core.env_server.types import Action
-
+from ...openenv_types import Action
 from ..episode import EpisodeEnvironment
 from ..sessions import (
     NO_EPISODE,
@@ -35,12 +34,14 @@ from ..sessions import (
     EpisodeStore,
     StepConflictError,
     Stepped,
+    StoreUnavailableError,
     check_step_index,
     id_taken,
     not_found,
+    not_owned,
     taken_by_another,
 )
-from .backend import Backend, Elements, Status
+from .backend import Backend, Elements, Reply, Status
 from .log import Header, Replayer, catch_up, entry_of, replay_version, same_action
 
 MAX_ATTEMPTS = 4
@@ -110,9 +111,10 @@ class DurableStore(EpisodeStore):
                 return
             self._cache.popitem(last=False)
 
-    def _rebuild(self, episode_id: str, elements: Elements) -> _Cached:
+    async def _rebuild(self, episode_id: str, elements: Elements) -> _Cached:
         """The episode from its whole log (header first), refused if another version wrote it."""
         header = Header.from_json(elements[0], episode_id)
+        await self.replayer.prepare(header)
         env, _ = self.replayer.replay(header, elements[1:])
         return self._install(env, elements[0].decode())
 
@@ -131,10 +133,33 @@ class DurableStore(EpisodeStore):
 
     # ------------------------------------------------------------ operations
 
-    async def add(self, env: EpisodeEnvironment, latest: bool = True) -> None:
+    async def _read(
+        self, episode_id: str, start: int, header: str | None, owner: str | None = None
+    ) -> Reply:
+        """A backend read: whatever became of it, it recorded nothing (a request that fails
+        at its read applied nothing, even if the read reached the store)."""
+        try:
+            return await self.backend.read(episode_id, start, header, owner)
+        except StoreUnavailableError as exc:
+            raise exc.with_outcome("not_applied") from None
+
+    async def add(
+        self, env: EpisodeEnvironment, owner: str, client: str, latest: bool = True
+    ) -> None:
         header = Header.of(env, incarnation=secrets.token_hex(8)).to_json()
-        if not await self.backend.create(env.episode_id, header, env.env_name, latest):
+        created = await self.backend.create(
+            env.episode_id, header, env.env_name, latest, owner, client
+        )
+        if not created:
             raise id_taken(env.episode_id)
+        self._forget(env.episode_id)
+        self._install(env, header)
+
+    async def replace(self, env: EpisodeEnvironment, owner: str, latest: bool = True) -> None:
+        header = Header.of(env, incarnation=secrets.token_hex(8)).to_json()
+        status = await self.backend.replace(env.episode_id, header, env.env_name, latest, owner)
+        if status is not Status.DONE:
+            raise not_owned(env.episode_id)
         self._forget(env.episode_id)
         self._install(env, header)
 
@@ -146,23 +171,29 @@ class DurableStore(EpisodeStore):
             raise not_found(episode_id, env_names, self.ttl_seconds)
         return cached.env
 
-    async def get(self, episode_id: str, env_names: tuple[str, ...]) -> EpisodeEnvironment:
-        cached = await self._refresh(episode_id, env_names)
+    async def get(
+        self, episode_id: str, env_names: tuple[str, ...], owner: str | None = None
+    ) -> EpisodeEnvironment:
+        cached = await self._refresh(episode_id, env_names, owner)
         return cached.env
 
-    async def _refresh(self, episode_id: str, env_names: tuple[str, ...]) -> _Cached:
+    async def _refresh(
+        self, episode_id: str, env_names: tuple[str, ...], owner: str | None = None
+    ) -> _Cached:
         """The episode as recorded now (one read: the steps this cache has not seen)."""
         cached = self._cache.get(episode_id)
         if cached is None:
-            status, elements = await self.backend.read(episode_id, 0, None)
+            status, elements = await self._read(episode_id, 0, None, owner)
         else:
             start = cached.env.step_count + 1
-            status, elements = await self.backend.read(episode_id, start, cached.header)
+            status, elements = await self._read(episode_id, start, cached.header, owner)
+        if status is Status.FOREIGN:
+            raise not_found(episode_id, env_names, self.ttl_seconds)
         if status is Status.GONE:
             self._forget(episode_id)
             raise not_found(episode_id, env_names, self.ttl_seconds)
         if cached is None or status is Status.REPLACED:
-            cached = self._rebuild(episode_id, elements)
+            cached = await self._rebuild(episode_id, elements)
         else:
             cached = self._advance(self._cache.get(episode_id) or cached, start - 1, elements)
         if cached.env.env_name not in env_names:
@@ -204,9 +235,14 @@ class DurableStore(EpisodeStore):
                 return await self._answer_again(cached, entry, step_index)
             twin = cached.env.fork()
             observation = twin.step(action)  # a finished episode raises here: nothing recorded
-            status, elements = await self.backend.append(
-                episode_id, steps, entry, twin.done, cached.header
-            )
+            try:
+                status, elements = await self.backend.append(
+                    episode_id, steps, entry, twin.done, cached.header
+                )
+            except StoreUnavailableError as exc:
+                if exc.outcome == "unknown":
+                    raise exc.with_outcome("unknown", steps + 1) from None
+                raise
             if status is Status.DONE:
                 self._install(twin, cached.header)
                 return twin, observation
@@ -214,7 +250,7 @@ class DurableStore(EpisodeStore):
                 self._forget(episode_id)
                 raise not_found(episode_id, names, self.ttl_seconds)
             if status is Status.REPLACED:
-                cached = self._rebuild(episode_id, elements)
+                cached = await self._rebuild(episode_id, elements)
             else:
                 cached = self._advance(self._cache.get(episode_id) or cached, steps, elements)
         raise StepConflictError(
@@ -225,36 +261,48 @@ class DurableStore(EpisodeStore):
     async def _answer_again(self, cached: _Cached, entry: str, step_index: int) -> Stepped:
         """A step already in the log: its answer again, by replay, if its action is this one."""
         env = cached.env
-        status, elements = await self.backend.read(env.episode_id, 0, cached.header)
+        status, elements = await self._read(env.episode_id, 0, cached.header)
         if status is not Status.DONE:  # gone, or another episode now: this step is not in it
             raise not_found(env.episode_id, (env.env_name,), self.ttl_seconds)
         if not same_action(elements[step_index].decode(), entry):
             raise taken_by_another(env.episode_id, step_index)
         header = Header.from_json(elements[0], env.episode_id)
+        await self.replayer.prepare(header)
         _, observation = self.replayer.replay(header, elements[1 : step_index + 1])
         return env, observation
 
     async def current(self, episode_id: str, env_names: tuple[str, ...]) -> Stepped:
-        status, elements = await self.backend.read(episode_id, 0, None)
+        status, elements = await self._read(episode_id, 0, None)
         if status is Status.GONE:
             self._forget(episode_id)
             raise not_found(episode_id, env_names, self.ttl_seconds)
         header = Header.from_json(elements[0], episode_id)
         if header.env not in env_names:
             raise not_found(episode_id, env_names, self.ttl_seconds)
+        await self.replayer.prepare(header)
         env, observation = self.replayer.replay(header, elements[1:])
         self._install(env.fork(), elements[0].decode())
         return env, observation
 
     async def latest_id(self, env_name: str | None) -> str:
-        episode_id = await self.backend.latest(env_name or "*")
+        try:
+            episode_id = await self.backend.latest(env_name or "*")
+        except StoreUnavailableError as exc:
+            raise exc.with_outcome("not_applied") from None
         if episode_id is None:
             raise EpisodeNotFoundError(NO_EPISODE)
         return episode_id
 
-    async def drop(self, episode_id: str) -> None:
-        self._forget(episode_id)
-        await self.backend.drop(episode_id)
+    async def hand_over(
+        self, episode_id: str, owner: str, to: str, client: str | None = None
+    ) -> bool:
+        return await self.backend.hand_over(episode_id, owner, to, client)
+
+    async def drop(self, episode_id: str, owner: str) -> bool:
+        dropped = await self.backend.drop(episode_id, owner)
+        if dropped:
+            self._forget(episode_id)
+        return dropped
 
     async def close(self) -> None:
         await self.backend.close()

@@ -21,15 +21,15 @@ from dataclasses import asdict, dataclass
 from functools import cache
 from pathlib import Path
 
-from openenv.core.env_server.types import Action
-
 from ... import __version__
 from ...error_messages import shown
 from ...models import EpisodeObservation
-from ..episode import EpisodeEnvironment, EpisodeError
+from ...openenv_types import Action
+from ..episode import NO_FAULTS, EpisodeEnvironment, EpisodeError, action_entry
 
-FORMAT = 1
-"""The layout of a header and its entries; a change of layout changes this number."""
+FORMAT = 2
+"""The layout of a header and its entries, and of what the stores keep beside them (2: an
+owner and a client per episode); a change of layout changes this number."""
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]
 REPLAY_NEUTRAL = (
     "agents",
@@ -44,6 +44,7 @@ REPLAY_NEUTRAL = (
     "server/http_api.py",
     "server/log_redaction.py",
     "server/mcp.py",
+    "server/owners.py",
     "server/sessions.py",
     "server/settings.py",
     "server/store",
@@ -118,16 +119,38 @@ class Header:
     incarnation: str = ""
     """Random, so that two episodes that had the same id one after the other never match."""
     format: int = FORMAT
+    family: str | None = None
+    """The family the reset named (None: the seed's own)."""
+    split: str | None = None
+    index: int | None = None
+    """The Task API split and index the episode was reset with (None: by task and seed)."""
+    faults: str = NO_FAULTS
+    """The reset's fault level: the services' faults are a function of it, the variant and
+    the actions, so a replay with it meets the very same faults."""
 
     @classmethod
     def of(cls, env: EpisodeEnvironment, incarnation: str = "") -> Header:
         assert env.task is not None, "a header is written after reset"
         return cls(
-            env.env_name, env.task.id, env.seed, env.episode_id, replay_version(), incarnation
+            env.env_name,
+            env.task.id,
+            env.seed,
+            env.episode_id,
+            replay_version(),
+            incarnation,
+            family=env.family,
+            split=env.split,
+            index=env.index,
+            faults=env.fault_level,
         )
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self), separators=(",", ":"))
+        fields = asdict(self)
+        if fields["family"] is None:  # a header without a family reads as before
+            del fields["family"]
+        if fields["faults"] == NO_FAULTS:  # nor one without faults
+            del fields["faults"]
+        return json.dumps(fields, separators=(",", ":"))
 
     @classmethod
     def from_json(cls, raw: str | bytes, episode_id: str) -> Header:
@@ -149,9 +172,8 @@ class Header:
 
 
 def entry_of(action: Action) -> str:
-    """The log entry of a validated action: its JSON, in the order the client gave it (the
-    state shows parameters in that order, so replay keeps it)."""
-    return action.model_dump_json()
+    """The log entry of a validated action: the entry its episode keeps (server/episode.py)."""
+    return action_entry(action).decode()
 
 
 def same_action(entry: str, other: str) -> bool:
@@ -170,7 +192,21 @@ def replay(
 ) -> tuple[EpisodeEnvironment, EpisodeObservation]:
     """A new episode of `header` after `actions`, and its last observation."""
     env = env_cls()
-    observation = env.reset(seed=header.seed, episode_id=header.episode_id, task_id=header.task_id)
+    if header.split is not None:
+        observation = env.reset(
+            episode_id=header.episode_id,
+            split=header.split,
+            index=header.index,
+            faults=header.faults,
+        )
+    else:
+        observation = env.reset(
+            seed=header.seed,
+            episode_id=header.episode_id,
+            task_id=header.task_id,
+            family=header.family,
+            faults=header.faults,
+        )
     for action in actions:
         observation = env.step(action)
     return env, observation
@@ -190,6 +226,14 @@ class Replayer:
                 "which this server does not serve"
             )
         return env_cls
+
+    async def prepare(self, header: Header) -> None:
+        """Have the episode's variant built, off the event loop, before `replay` needs it."""
+        env_cls = self.env_class(header)
+        if header.split is not None:
+            await env_cls.prepared_split_task(header.split, header.index, None)
+        else:
+            await env_cls.prepared_variant(header.task_id, header.seed, header.family)
 
     def replay(
         self, header: Header, entries: Sequence[str | bytes]

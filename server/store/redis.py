@@ -108,21 +108,26 @@ class RedisBackend(Backend):
                 raise StoreUnavailableError(f"Redis at {self.url} hashed a script differently")
 
     async def _run(self, batch: list[Command]) -> list[Any]:
+        """The batch's outcomes; a failure is a 503 whose outcome is unknown once the batch
+        may have reached Redis (a reply lost or late: Redis may still run it, even after
+        the timeout, e.g. once a paused Redis resumes), and `not_applied` before."""
+        sent: list[bool] = []
         try:
             async with asyncio.timeout(BATCH_TIMEOUT_S):
-                return await self._exchange(batch)
+                return await self._exchange(batch, sent)
         except (RedisError, OSError, TimeoutError) as exc:
             connection, self._connection = self._connection, None
             if connection is not None:
                 await connection.disconnect(nowait=True)
-            raise StoreUnavailableError(
+            failure = (
                 f"the episode store (Redis at {self.url}) did not answer: "
-                f"{type(exc).__name__}: {exc}. Nothing was acknowledged: retry (a step sent "
-                "with its step_index is never applied twice)"
-            ) from None
+                f"{type(exc).__name__}: {exc}"
+            )
+            raise StoreUnavailableError(failure, "unknown" if sent else "not_applied") from None
 
-    async def _exchange(self, batch: list[Command]) -> list[Any]:
+    async def _exchange(self, batch: list[Command], sent: list[bool]) -> list[Any]:
         connection = await self._connected()
+        sent.append(True)
         await connection.send_packed_command(packed(batch), check_health=False)
         outcomes: list[Any] = []
         for _ in batch:
@@ -134,7 +139,7 @@ class RedisBackend(Backend):
             await self._load_scripts(connection)  # flushed: load them, rerun what did not run
             retry = [i for i, o in enumerate(outcomes) if isinstance(o, ResponseError)]
             for i, outcome in zip(
-                retry, await self._exchange([batch[i] for i in retry]), strict=True
+                retry, await self._exchange([batch[i] for i in retry], sent), strict=True
             ):
                 outcomes[i] = outcome
         return [
@@ -144,42 +149,62 @@ class RedisBackend(Backend):
             for o in outcomes
         ]
 
-    async def _script(self, name: str, keys: tuple[str, ...], *args: str | int) -> list[Any]:
-        return await self._batches.submit(("EVALSHA", self._shas[name], len(keys), *keys, *args))
-
     # ------------------------------------------------------------ operations
 
-    def _keys(self, episode_id: str, *names: str) -> tuple[str, ...]:
-        return (f"{KEY_PREFIX}ep:{episode_id}", *(KEY_PREFIX + name for name in names))
+    async def _episode_script(self, name: str, episode_id: str, *args: str | int) -> list[Any]:
+        """Run script `name` on one episode: its log is the declared key, the prefix and the
+        id its first arguments (the scripts derive the other keys from them)."""
+        log_key = f"{KEY_PREFIX}ep:{episode_id}"
+        return await self._batches.submit(
+            ("EVALSHA", self._shas[name], 1, log_key, KEY_PREFIX, episode_id, *args)
+        )
 
-    async def create(self, episode_id: str, header: str, env_name: str, latest: bool) -> bool:
-        keys = self._keys(episode_id, "used", "done", "latest")
-        reply = await self._script(
-            "create", keys, episode_id, header, env_name, int(latest), self.ttl_ms,
-            self.max_live, KEY_PREFIX,
+    async def create(
+        self, episode_id: str, header: str, env_name: str, latest: bool, owner: str, client: str
+    ) -> bool:
+        reply = await self._episode_script(
+            "create", episode_id, header, env_name, int(latest), self.ttl_ms, self.max_live,
+            owner, client,
         )  # fmt: skip
         return reply[0] == 1
+
+    async def replace(
+        self, episode_id: str, header: str, env_name: str, latest: bool, owner: str
+    ) -> Status:
+        reply = await self._episode_script(
+            "replace", episode_id, header, env_name, int(latest), self.ttl_ms, owner
+        )
+        return Status(reply[0])
 
     async def append(
         self, episode_id: str, steps: int, entry: str, done: bool, header: str
     ) -> Reply:
-        keys = self._keys(episode_id, "used", "done")
-        reply = await self._script(
-            "append", keys, episode_id, steps, entry, int(done), header, self.ttl_ms
+        reply = await self._episode_script(
+            "append", episode_id, steps, entry, int(done), header, self.ttl_ms
         )
         return Status(reply[0]), reply[1:]
 
-    async def read(self, episode_id: str, start: int, header: str | None) -> Reply:
-        keys = self._keys(episode_id, "used")
-        reply = await self._script("read", keys, episode_id, start, header or "", self.ttl_ms)
+    async def read(
+        self, episode_id: str, start: int, header: str | None, owner: str | None = None
+    ) -> Reply:
+        reply = await self._episode_script(
+            "read", episode_id, start, header or "", self.ttl_ms, owner or ""
+        )
         return Status(reply[0]), reply[1:]
+
+    async def hand_over(self, episode_id: str, owner: str, to: str, client: str | None) -> bool:
+        reply = await self._episode_script(
+            "hand_over", episode_id, owner, to, client or "", self.ttl_ms
+        )
+        return reply[0] == 1
 
     async def latest(self, scope: str) -> str | None:
         episode_id = await self._batches.submit(("HGET", KEY_PREFIX + "latest", scope))
         return episode_id.decode() if episode_id is not None else None
 
-    async def drop(self, episode_id: str) -> None:
-        await self._script("drop", self._keys(episode_id, "used", "done"), episode_id)
+    async def drop(self, episode_id: str, owner: str) -> bool:
+        reply = await self._episode_script("drop", episode_id, owner)
+        return reply[0] == 1
 
     async def close(self) -> None:
         connection, self._connection = self._connection, None

@@ -29,39 +29,12 @@ from urllib.parse import parse_qs
 from ..sessions import StoreUnavailableError
 from .backend import Backend, Elements, Reply, Status
 from .batching import GroupCommit
+from .sqlite_schema import create_schema
 
-SCHEMA_VERSION = 1
 BUSY_TIMEOUT_MS = 10_000
 SYNCHRONOUS = ("full", "normal")
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS episodes (
-    id TEXT PRIMARY KEY,
-    header TEXT NOT NULL,
-    steps INTEGER NOT NULL,
-    last_used REAL NOT NULL,
-    finished REAL
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS episodes_by_last_use ON episodes (last_used);
-CREATE INDEX IF NOT EXISTS finished_episodes ON episodes (finished) WHERE finished IS NOT NULL;
-CREATE TABLE IF NOT EXISTS actions (
-    episode_id TEXT NOT NULL,
-    step INTEGER NOT NULL,
-    entry TEXT NOT NULL,
-    PRIMARY KEY (episode_id, step)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS latest (scope TEXT PRIMARY KEY, episode_id TEXT NOT NULL) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS counts (name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
-INSERT OR IGNORE INTO counts VALUES ('held', 0);
-CREATE TRIGGER IF NOT EXISTS episode_added AFTER INSERT ON episodes BEGIN
-    UPDATE counts SET value = value + 1 WHERE name = 'held';
-END;
-CREATE TRIGGER IF NOT EXISTS episode_removed AFTER DELETE ON episodes BEGIN
-    UPDATE counts SET value = value - 1 WHERE name = 'held';
-    DELETE FROM actions WHERE episode_id = old.id;
-END;
-"""
-
 Op = tuple[Any, ...]
+Db = sqlite3.Connection
 
 
 def database_path(url: str) -> tuple[str, str]:
@@ -116,26 +89,16 @@ class SqliteBackend(Backend):
         connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         connection.execute("PRAGMA journal_mode = WAL")
         connection.execute(f"PRAGMA synchronous = {self.synchronous.upper()}")
-        connection.execute("BEGIN IMMEDIATE")
-        version = connection.execute("PRAGMA user_version").fetchone()[0]
-        if version not in (0, SCHEMA_VERSION):
-            connection.execute("ROLLBACK")
-            raise StoreUnavailableError(
-                f"{self.url} holds episode store schema {version}; this server uses "
-                f"{SCHEMA_VERSION}: use another file"
-            )
-        statement = ""
-        for line in SCHEMA.splitlines(keepends=True):  # executescript would commit first
-            statement += line
-            if sqlite3.complete_statement(statement):
-                connection.execute(statement)
-                statement = ""
-        connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-        connection.execute("COMMIT")
+        create_schema(connection, self.url)
         return connection
 
     def _transaction(self, batch: list[Op]) -> list[Any]:
-        """Run the batch in one transaction (in the store's own thread)."""
+        """Run the batch in one transaction (in the store's own thread).
+
+        A failure before COMMIT rolls everything back: nothing was recorded. A COMMIT that
+        fails (a disk error while the WAL is written or synced) may still have written the
+        commit: its outcome is unknown."""
+        committing = False
         try:
             if self._connection is None:
                 self._connection = self._connect()
@@ -144,6 +107,7 @@ class SqliteBackend(Backend):
             try:
                 now = time.time()
                 outcomes = [getattr(self, "_" + op[0])(db, now, *op[1:]) for op in batch]
+                committing = True
                 db.execute("COMMIT")
             except BaseException:
                 if db.in_transaction:
@@ -151,28 +115,35 @@ class SqliteBackend(Backend):
                 raise
             return outcomes
         except sqlite3.Error as exc:
-            raise StoreUnavailableError(
-                f"the episode store ({self.url}) failed: {type(exc).__name__}: {exc}. Nothing "
-                "was acknowledged: retry (a step sent with its step_index is never applied twice)"
-            ) from None
+            failure = f"the episode store ({self.url}) failed: {type(exc).__name__}: {exc}"
+            if committing:
+                raise StoreUnavailableError(
+                    f"{failure}, while committing: what was sent may have been recorded",
+                    "unknown",
+                ) from None
+            raise StoreUnavailableError(f"{failure}. Nothing was recorded: send it again") from None
 
     # ------------------------------------------------- operations (in the thread)
 
-    def _held(self, db: sqlite3.Connection, now: float, episode_id: str) -> tuple[str, int] | None:
-        """(header, steps) of the episode, marked as just used; None (and deleted) if expired."""
+    def _row(self, db: Db, now: float, episode_id: str) -> tuple[str, int, str, str] | None:
+        """(header, steps, owner, client) of the episode; None (and deleted) if expired."""
         row = db.execute(
-            "SELECT header, steps, last_used FROM episodes WHERE id = ?", (episode_id,)
+            "SELECT header, steps, last_used, owner, client FROM episodes WHERE id = ?",
+            (episode_id,),
         ).fetchone()
         if row is None:
             return None
         if now - row[2] > self.ttl_seconds:
             db.execute("DELETE FROM episodes WHERE id = ?", (episode_id,))
             return None
-        db.execute("UPDATE episodes SET last_used = ? WHERE id = ?", (now, episode_id))
-        return row[0], row[1]
+        return row[0], row[1], row[3], row[4]
 
     @staticmethod
-    def _elements(db: sqlite3.Connection, episode_id: str, header: str, start: int) -> Elements:
+    def _touch(db: Db, now: float, episode_id: str) -> None:
+        db.execute("UPDATE episodes SET last_used = ? WHERE id = ?", (now, episode_id))
+
+    @staticmethod
+    def _elements(db: Db, episode_id: str, header: str, start: int) -> Elements:
         entries = db.execute(
             "SELECT entry FROM actions WHERE episode_id = ? AND step >= ? ORDER BY step",
             (episode_id, max(start, 1)),
@@ -180,51 +151,77 @@ class SqliteBackend(Backend):
         head = [header.encode()] if start == 0 else []
         return head + [entry.encode() for (entry,) in entries]
 
+    @staticmethod
+    def _set_latest(db: Db, episode_id: str, env: str) -> None:
+        db.executemany(
+            "INSERT OR REPLACE INTO latest VALUES (?, ?)", ((env, episode_id), ("*", episode_id))
+        )
+
     def _create(
         self,
-        db: sqlite3.Connection,
+        db: Db,
         now: float,
         episode_id: str,
         header: str,
         env: str,
         latest: bool,
+        owner: str,
+        client: str,
     ) -> bool:
         db.execute("DELETE FROM episodes WHERE last_used < ?", (now - self.ttl_seconds,))
         if db.execute("SELECT 1 FROM episodes WHERE id = ?", (episode_id,)).fetchone():
             return False
         (held,) = db.execute("SELECT value FROM counts WHERE name = 'held'").fetchone()
-        for _ in range(held - self.max_live + 1):  # finished first (earliest first), then idlest
+        for _ in range(held - self.max_live + 1):  # the client holding the most makes room
+            (heaviest,) = db.execute(
+                "SELECT client FROM shares ORDER BY held DESC LIMIT 1"
+            ).fetchone()
             (victim,) = (
-                db.execute(
-                    "SELECT id FROM episodes WHERE finished IS NOT NULL ORDER BY finished LIMIT 1"
+                db.execute(  # its finished first (earliest first), then its idlest
+                    "SELECT id FROM episodes WHERE client = ? AND finished IS NOT NULL "
+                    "ORDER BY finished LIMIT 1",
+                    (heaviest,),
                 ).fetchone()
-                or db.execute("SELECT id FROM episodes ORDER BY last_used LIMIT 1").fetchone()
+                or db.execute(
+                    "SELECT id FROM episodes WHERE client = ? ORDER BY last_used LIMIT 1",
+                    (heaviest,),
+                ).fetchone()
             )
             db.execute("DELETE FROM episodes WHERE id = ?", (victim,))
         db.execute(
-            "INSERT INTO episodes (id, header, steps, last_used) VALUES (?, ?, 0, ?)",
-            (episode_id, header, now),
+            "INSERT INTO episodes (id, header, steps, last_used, owner, client) "
+            "VALUES (?, ?, 0, ?, ?, ?)",
+            (episode_id, header, now, owner, client),
         )
         if latest:
-            db.executemany(
-                "INSERT OR REPLACE INTO latest VALUES (?, ?)",
-                ((env, episode_id), ("*", episode_id)),
-            )
+            self._set_latest(db, episode_id, env)
         return True
 
+    def _replace(
+        self, db: Db, now: float, episode_id: str, header: str, env: str, latest: bool, owner: str
+    ) -> Status:
+        row = self._row(db, now, episode_id)
+        if row is None:
+            return Status.GONE
+        if row[2] != owner:
+            return Status.FOREIGN
+        db.execute("DELETE FROM actions WHERE episode_id = ?", (episode_id,))
+        db.execute(
+            "UPDATE episodes SET header = ?, steps = 0, finished = NULL, last_used = ? "
+            "WHERE id = ?",
+            (header, now, episode_id),
+        )
+        if latest:
+            self._set_latest(db, episode_id, env)
+        return Status.DONE
+
     def _append(
-        self,
-        db: sqlite3.Connection,
-        now: float,
-        episode_id: str,
-        steps: int,
-        entry: str,
-        done: bool,
-        header: str,
+        self, db: Db, now: float, episode_id: str, steps: int, entry: str, done: bool, header: str
     ) -> Reply:
-        held = self._held(db, now, episode_id)
+        held = self._row(db, now, episode_id)
         if held is None:
             return Status.GONE, []
+        self._touch(db, now, episode_id)
         if held[0] != header:
             return Status.REPLACED, self._elements(db, episode_id, held[0], 0)
         if held[1] != steps:
@@ -237,42 +234,74 @@ class SqliteBackend(Backend):
         return Status.DONE, []
 
     def _read(
-        self, db: sqlite3.Connection, now: float, episode_id: str, start: int, header: str | None
+        self, db: Db, now: float, episode_id: str, start: int, header: str | None, owner: str | None
     ) -> Reply:
-        held = self._held(db, now, episode_id)
+        held = self._row(db, now, episode_id)
         if held is None:
             return Status.GONE, []
+        if owner is not None and held[2] != owner:
+            return Status.FOREIGN, []
+        self._touch(db, now, episode_id)
         if header is not None and held[0] != header:
             return Status.REPLACED, self._elements(db, episode_id, held[0], 0)
         return Status.DONE, self._elements(db, episode_id, held[0], start)
 
+    def _hand_over(
+        self, db: Db, now: float, episode_id: str, owner: str, to: str, client: str | None
+    ) -> bool:
+        held = self._row(db, now, episode_id)
+        if held is None or held[2] != owner:
+            return False
+        db.execute(
+            "UPDATE episodes SET owner = ?, client = ?, last_used = ? WHERE id = ?",
+            (to, held[3] if client is None else client, now, episode_id),
+        )
+        return True
+
     @staticmethod
-    def _latest(db: sqlite3.Connection, now: float, scope: str) -> str | None:
+    def _latest(db: Db, now: float, scope: str) -> str | None:
         row = db.execute("SELECT episode_id FROM latest WHERE scope = ?", (scope,)).fetchone()
         return row[0] if row else None
 
-    @staticmethod
-    def _drop(db: sqlite3.Connection, now: float, episode_id: str) -> None:
+    def _drop(self, db: Db, now: float, episode_id: str, owner: str) -> bool:
+        held = self._row(db, now, episode_id)
+        if held is None or held[2] != owner:
+            return False
         db.execute("DELETE FROM episodes WHERE id = ?", (episode_id,))
+        return True
 
     # ------------------------------------------------------------ the interface
 
-    async def create(self, episode_id: str, header: str, env_name: str, latest: bool) -> bool:
-        return await self._batches.submit(("create", episode_id, header, env_name, latest))
+    async def create(
+        self, episode_id: str, header: str, env_name: str, latest: bool, owner: str, client: str
+    ) -> bool:
+        return await self._batches.submit(
+            ("create", episode_id, header, env_name, latest, owner, client)
+        )
+
+    async def replace(
+        self, episode_id: str, header: str, env_name: str, latest: bool, owner: str
+    ) -> Status:
+        return await self._batches.submit(("replace", episode_id, header, env_name, latest, owner))
 
     async def append(
         self, episode_id: str, steps: int, entry: str, done: bool, header: str
     ) -> Reply:
         return await self._batches.submit(("append", episode_id, steps, entry, done, header))
 
-    async def read(self, episode_id: str, start: int, header: str | None) -> Reply:
-        return await self._batches.submit(("read", episode_id, start, header))
+    async def read(
+        self, episode_id: str, start: int, header: str | None, owner: str | None = None
+    ) -> Reply:
+        return await self._batches.submit(("read", episode_id, start, header, owner))
+
+    async def hand_over(self, episode_id: str, owner: str, to: str, client: str | None) -> bool:
+        return await self._batches.submit(("hand_over", episode_id, owner, to, client))
 
     async def latest(self, scope: str) -> str | None:
         return await self._batches.submit(("latest", scope))
 
-    async def drop(self, episode_id: str) -> None:
-        await self._batches.submit(("drop", episode_id))
+    async def drop(self, episode_id: str, owner: str) -> bool:
+        return await self._batches.submit(("drop", episode_id, owner))
 
     async def close(self) -> None:
         executor, connection = self._executor, self._connection

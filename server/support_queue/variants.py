@@ -25,7 +25,9 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any
 
+from ...models import TaskCard
 from ..variants import Draw, VariantRejected
+from .family_tasks import FAMILY_TASKS
 from .scenarios import (
     COMPOSITIONS,
     MODIFIERS,
@@ -297,7 +299,22 @@ def _raise_note(draft: _Draft) -> list[str]:
 
 def build_variant(task_id: str, seed: int, attempt: int = 0) -> Variant:
     """The generated variant `attempt` of (task, seed); VariantRejected if no draft is diverse enough."""
-    plan = COMPOSITIONS[task_id]
+    task = get_task(task_id)
+    return _build(COMPOSITIONS[task_id], task.card, task.instructions, seed, attempt)
+
+
+def build_family_variant(family: str, seed: int, attempt: int = 0) -> Variant:
+    """Attempt `attempt` of one ticket of `family` on `seed` (server/support_queue/family_tasks.py);
+    the variant's `task_id` is the family, its card the family task's."""
+    task = FAMILY_TASKS[family]
+    return _build(task.composition, task.card, task.instructions, seed, attempt)
+
+
+def _build(
+    plan: Composition, card: TaskCard, instructions: str, seed: int, attempt: int
+) -> Variant:
+    """Draw `plan` (seeded by its key, the task or family: `support_queue:{key}:{seed}:{attempt}`)."""
+    task_id = plan.task_id
     rng = random.Random(f"support_queue:{task_id}:{seed}:{attempt}")
     for _ in range(MAX_DRAFTS):
         drafts = [_draft(rng, rng.choice(slot.draws), plan) for slot in plan.slots]
@@ -316,15 +333,12 @@ def build_variant(task_id: str, seed: int, attempt: int = 0) -> Variant:
         for d, c, i in zip(drafts, companies, ids, strict=True)
     ]
     rng.shuffle(rendered)
-    canonical = get_task(task_id)
     return Variant(
         task_id=task_id,
         seed=seed,
         attempt=attempt,
         task=SupportTask(
-            card=canonical.card,
-            instructions=canonical.instructions,
-            tickets=tuple(t for t, _, _ in rendered),
+            card=card, instructions=instructions, tickets=tuple(t for t, _, _ in rendered)
         ),
         factors=tuple(f for _, f, _ in rendered),
         witnesses=tuple(w for _, _, w in rendered),

@@ -23,6 +23,7 @@ FILES = (
     "support-queue.js",
     "site.css",  # also the stylesheet of the page at /
     "home.js",  # the script of the page at / (home.py)
+    "replay.js",  # the playground's replay of a results file
 )
 
 

@@ -156,6 +156,14 @@ export function mount(panel, observation, submit) {
     panel,
     el("h3", { id: "action-title" }, "Call an endpoint"),
     el("p", { class: "task" }, observation.task_description),
+    observation.policy
+      ? el(
+          "details",
+          { id: "policy" },
+          el("summary", {}, "Support policy (the resolution must follow it)"),
+          el("div", { class: "instructions" }, observation.policy),
+        )
+      : null,
     form,
   );
   show();

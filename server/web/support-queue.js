@@ -4,7 +4,7 @@
 import { codes, el, field, fill, reward, score as fmt, select, table } from "./dom.js";
 
 const LABELS = ["priority", "queue", "disposition"];
-const TEXTS = { summary: 60, response: 150 };
+const TEXTS = ["summary", "response"];
 
 export function score(observation) {
   return (observation.info || {}).average_reward ?? 0;
@@ -14,8 +14,47 @@ export function ending(observation) {
   return `all ${observation.total_tickets} tickets triaged`;
 }
 
-function words(text) {
-  return (text.match(/[\p{L}\p{N}]+/gu) || []).length;
+const COUNT_DELAY_MS = 250; // after typing stops, so a word count is asked once per pause
+
+/**
+ * The live "n / cap words" of a text box, counted by the server's grader itself
+ * (POST /support_queue/word_count): the grader canonicalises a text before counting
+ * (invisible characters, look-alike letters, spaced-out letters), which no count of the
+ * page's own would match. Only the answer for the latest text is shown; until it comes the
+ * hint says it is counting, and if it fails, that the count is unavailable: never a number
+ * the grader would not give. Over the cap, a warning (read out at once by screen readers) says the
+ * text will earn nothing, before it is submitted.
+ */
+function wordCounter(name, control, hint, warning, request) {
+  let latest = 0;
+  let timer = null;
+  const show = (text, over) => {
+    fill(hint, text);
+    const warned = over ? `Over the cap: this ${name} will earn 0 coverage. Shorten it before submitting.` : "";
+    if (warning.textContent !== warned) fill(warning, warned); // a live region: said once, not at each pause
+  };
+  const count = async () => {
+    const asked = ++latest;
+    let answer;
+    try {
+      answer = (await request("POST", "support_queue/word_count", { [name]: control.value }))[name];
+    } catch {
+      answer = null;
+    }
+    if (asked !== latest) return; // the text changed since: its own answer is on its way
+    if (!answer || !Number.isInteger(answer.words) || !Number.isInteger(answer.cap)) {
+      show("Word count unavailable (the server did not answer); the grader counts on submission.", false);
+      return;
+    }
+    show(`${answer.words} / ${answer.cap} words`, answer.words > answer.cap);
+  };
+  control.addEventListener("input", () => {
+    latest++; // any answer still on its way is for an older text
+    fill(hint, "Counting words\u2026"); // the warning stays until the new count decides it
+    clearTimeout(timer);
+    timer = setTimeout(count, COUNT_DELAY_MS);
+  });
+  count();
 }
 
 function ticketView(observation) {
@@ -49,7 +88,7 @@ function ticketView(observation) {
   );
 }
 
-function triageForm(observation, submit) {
+function triageForm(observation, submit, request) {
   const choices = {
     priority: observation.allowed_priorities,
     queue: observation.allowed_queues,
@@ -61,13 +100,16 @@ function triageForm(observation, submit) {
     controls[name].required = true;
     return field(`triage-${name}`, name[0].toUpperCase() + name.slice(1), controls[name]);
   });
-  for (const [name, cap] of Object.entries(TEXTS)) {
+  for (const name of TEXTS) {
     controls[name] = el("textarea", { rows: name === "summary" ? 3 : 5 });
     const label = name === "summary" ? "Summary (internal note)" : "Response (first reply to the customer)";
-    fields.push(field(`triage-${name}`, label, controls[name], `0 of at most ${cap} words.`));
-    controls[name].addEventListener("input", () => {
-      fill(document.getElementById(`triage-${name}-hint`), `${words(controls[name].value)} of at most ${cap} words.`);
-    });
+    const box = field(`triage-${name}`, label, controls[name], "Counting words\u2026");
+    const hint = box.querySelector(".hint"); // read with the box (aria-describedby), not at each pause
+    const warning = el("p", { class: "warning", id: `triage-${name}-warning`, "aria-live": "assertive" });
+    box.append(warning);
+    controls[name].setAttribute("aria-describedby", `${hint.id} ${warning.id}`);
+    fields.push(box);
+    wordCounter(name, controls[name], hint, warning, request);
   }
   controls.confidence = el("input", { type: "number", min: "0", max: "1", step: "any", value: "0.5", required: true });
   fields.push(field("triage-confidence", "Confidence", controls.confidence, "From 0 to 1."));
@@ -75,15 +117,16 @@ function triageForm(observation, submit) {
   form.addEventListener("submit", (event) => {
     event.preventDefault();
     const action = {};
-    for (const name of [...LABELS, ...Object.keys(TEXTS)]) action[name] = controls[name].value;
+    for (const name of [...LABELS, ...TEXTS]) action[name] = controls[name].value;
     action.confidence = Number(controls.confidence.value);
     submit(action);
   });
   return form;
 }
 
-export function mount(panel, observation, submit) {
+export function mount(panel, observation, submit, request) {
   panel.submitTriage = submit;
+  panel.request = request;
   next(panel, observation);
 }
 
@@ -98,7 +141,7 @@ export function next(panel, observation) {
     el("h3", { id: "action-title", class: "visually-hidden" }, "Triage"),
     ticketView(observation),
     el("details", {}, el("summary", {}, "How to triage (the task's instructions)"), el("div", { class: "instructions" }, observation.instructions)),
-    triageForm(observation, panel.submitTriage),
+    triageForm(observation, panel.submitTriage, panel.request),
   );
   if (focusTicket) document.getElementById("ticket-title").focus();
 }

@@ -23,7 +23,7 @@ from servicebench_support_queue.agents.stats import (
     pass_hat_k,
     standard_error,
 )
-from servicebench_support_queue.agents.sweep import TimeBudget, plan_episodes
+from servicebench_support_queue.agents.sweep import TimeBudget, plan_episodes, plan_split_episodes
 from servicebench_support_queue.models import TaskCard
 
 SEEDS, REPEATS = (0, 1, 2), 2
@@ -124,6 +124,69 @@ def test_evaluation_groups_repeats_into_instances_and_weighs_tasks_equally() -> 
     assert rows[0]["pass^2"] == "0.500" and rows[1]["Std. error"] == "n/a"
 
 
+def test_a_split_run_is_tabled_per_family_and_split_each_family_weighing_the_same() -> None:
+    def record(env: str, family: str, seed: int, score: float, success: bool) -> dict[str, Any]:
+        return {
+            "env": env,
+            "task_id": "billing_discrepancy" if env == "servicebench" else "single_ticket",
+            "split": "test",
+            "index": 0,
+            "family": family,
+            "seed": seed,
+            "score": score,
+            "success": success,
+        }
+
+    records = [  # two families of one task that play the same seed are two instances
+        record("servicebench", "stale_price", 100_000, 1.0, True),
+        record("servicebench", "stale_price", 100_000, 0.0, False),
+        record("servicebench", "coupon_added_flat", 100_000, 1.0, True),
+        record("servicebench", "coupon_added_flat", 100_000, 1.0, True),
+        record("servicebench", "coupon_added_flat", 100_001, 0.5, False),
+        record("servicebench", "coupon_added_flat", 100_001, 0.5, True),
+        record("support_queue", "abuse_report", 100_000, 0.8, True),
+        record("support_queue", "abuse_report", 100_000, 0.6, True),
+    ]
+    evaluation = evaluate(records, repeats=2)
+    stale, flat, abuse = evaluation.families
+    assert [(r.env, r.split, r.label) for r in evaluation.families] == [
+        ("servicebench", "test", "stale_price"),
+        ("servicebench", "test", "coupon_added_flat"),
+        ("support_queue", "test", "abuse_report"),
+    ]
+    assert (stale.instances, stale.mean_score, stale.pass_hat[2]) == (1, 0.5, 0.0)
+    assert (flat.instances, flat.mean_score) == (2, pytest.approx(0.75))
+    assert flat.pass_hat[1] == pytest.approx(0.75) and flat.pass_hat[2] == pytest.approx(0.5)
+    (task,) = [row for row in evaluation.tasks if row.label == "billing_discrepancy"]
+    assert task.instances == 3, "instances are (family, seed), not seeds"
+    sb_split, sq_split = evaluation.splits
+    assert (sb_split.label, sb_split.split, sb_split.tasks) == ("test", "test", 2)
+    assert sb_split.mean_score == pytest.approx((0.5 + 0.75) / 2), "each family weighs the same"
+    assert sb_split.pass_hat[2] == pytest.approx((0.0 + 0.5) / 2)
+    assert evaluation.envs[0].mean_score == sb_split.mean_score
+    assert evaluation.overall.mean_score == pytest.approx((0.5 + 0.75 + 0.7) / 3)
+    report = render_report(evaluation, {"model": "m", "seeds": "split", "duration_s": 1.0})
+    rows = table(report, "Per family")
+    assert [(r["Split"], r["Family"], r["pass^2"]) for r in rows] == [
+        ("`test`", "`stale_price`", "0.000"),
+        ("`test`", "`coupon_added_flat`", "0.500"),
+        ("`test`", "`abuse_report`", "1.000"),
+    ]
+    assert [r["Families"] for r in table(report, "Per split")] == ["2", "1"]
+    as_json = evaluation.as_json()
+    assert as_json["families"][0]["split"] == "test" and len(as_json["splits"]) == 2
+
+
+def test_a_run_by_task_and_seed_has_no_split_tables() -> None:
+    evaluation = evaluate(
+        [{"env": "servicebench", "task_id": "a", "seed": 1, "score": 1.0, "success": True}], 1
+    )
+    assert evaluation.splits == evaluation.families == ()
+    assert "## Per family" not in render_report(
+        evaluation, {"model": "m", "seeds": "1", "duration_s": 1.0}
+    )
+
+
 # ----------------------------------------------------------------------------- configuration and plan
 
 
@@ -135,6 +198,47 @@ def test_seed_specs() -> None:
     for bad in ("3-1", "x", "1,,2", "-4", "1,2-3,3"):
         with pytest.raises(SystemExit):
             load_config(["--seeds", bad], {})
+
+
+def test_a_split_plan_is_position_then_repeat_then_environment() -> None:
+    def spec(env: str, index: int) -> dict[str, Any]:
+        return {
+            "id": f"f{index}-{100 + index}",
+            "env": env,
+            "split": "test",
+            "index": index,
+            "family": f"f{index}",
+            "task_id": "t",
+            "title": "T",
+            "difficulty": "easy",
+            "max_steps": 3,
+            "seed": 100 + index,
+        }
+
+    tasks = {"servicebench": [spec("servicebench", i) for i in range(3)]}
+    tasks["support_queue"] = [spec("support_queue", 7)]
+    plan = plan_split_episodes(tasks, repeats=2)
+    assert [(p.card.env, p.split_task["index"], p.repeat) for p in plan] == [
+        ("servicebench", 0, 0),
+        ("support_queue", 7, 0),
+        ("servicebench", 0, 1),
+        ("support_queue", 7, 1),
+        ("servicebench", 1, 0),
+        ("servicebench", 1, 1),
+        ("servicebench", 2, 0),
+        ("servicebench", 2, 1),
+    ]
+    assert [p.index for p in plan] == list(range(8))
+    assert plan[1].seed == 107 and plan[1].card.max_steps == 3 and plan[1].card.id == "t"
+
+
+def test_split_flags() -> None:
+    config = load_config(["--split", "test", "--family", "x", "--limit", "4"], {})
+    assert (config.split, config.family, config.limit) == ("test", "x", 4)
+    assert load_config(["--split", "train"], {}).limit is None
+    for bad in (["--family", "x"], ["--limit", "2"], ["--split", "test", "--seeds", "1-2"]):
+        with pytest.raises(SystemExit):
+            load_config(bad, {})
 
 
 def test_the_plan_is_seed_then_repeat_then_task() -> None:

@@ -144,3 +144,25 @@ def test_refunds_are_recorded_and_several_allowed_up_to_the_charge(state):
 def test_refund_errors(state, params, status):
     assert state.dispatch("order", "/orders/process-refund", "POST", params)[0] == status
     assert not state.has_writes
+
+
+@pytest.mark.parametrize(
+    "amount",
+    [49.985, "49.985", 49.994, 49.995, "49.9949", "4.9985e1", "4998.5e-2", 49.991, 49.9901],
+)
+def test_a_sub_cent_refund_is_refused_so_no_rounding_can_make_it_right(state, amount):
+    """Money is whole cents: an amount between two cents is neither, whichever it rounds to."""
+    params = {"order_id": "ORD-1005", "amount": amount, "reason": "r"}
+    code, body = state.dispatch("order", "/orders/process-refund", "POST", params)
+    assert code == 400 and "whole cents" in body["error"] and not state.has_writes
+
+
+@pytest.mark.parametrize(
+    "amount",
+    [49.99, "49.99", "49.990", " 49.99 ", 4.999e1, "4.999e1", "4999e-2", 49.989999999999995],
+)
+def test_every_spelling_of_a_whole_cent_amount_is_that_amount(state, amount):
+    """Spellings of $49.99 (and float noise a millionth of a cent from it) are $49.99 exactly."""
+    params = {"order_id": "ORD-1005", "amount": amount, "reason": "r"}
+    code, body = state.dispatch("order", "/orders/process-refund", "POST", params)
+    assert code == 200 and body["refund"]["amount"] == 49.99 and body["refunded_total"] == 49.99

@@ -39,6 +39,8 @@ def test_numeric_bounds_are_declared_once_shown_in_the_catalogue_and_enforced(st
         ("/users/list", "per_page"): (1, 5),
         ("/orders/process-refund", "amount"): (0.01, 1_000_000),
         ("/inventory/update-stock", "adjustment"): (-1_000_000, 1_000_000),
+        ("/shipments/reship", "quantity"): (1, 1000),
+        ("/cases/open", "amount"): (0.01, 1_000_000),
     }
     code, body = call(
         state, "inventory", "/inventory/update-stock", "POST", sku="SKU-445", adjustment=10**13

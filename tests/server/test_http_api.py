@@ -37,14 +37,20 @@ def client() -> TestClient:
     return TestClient(create_app(Settings()))
 
 
+JSON = {"Content-Type": "application/json"}
+
+
 def reset(client: TestClient, body: Any = None, path: str = "/reset") -> dict[str, Any]:
-    response = client.post(path, json=body) if body is not None else client.post(path)
+    response = client.post(path, json=body) if body is not None else client.post(path, headers=JSON)
     assert response.status_code == 200, response.text
     return response.json()
 
 
 def test_empty_reset_starts_servicebench_task_one(client: TestClient) -> None:
-    for call in (lambda: client.post("/reset"), lambda: client.post("/reset", json={})):
+    for call in (
+        lambda: client.post("/reset", headers=JSON),
+        lambda: client.post("/reset", json={}),
+    ):
         body = call()
         assert body.status_code == 200
         result = body.json()
@@ -202,7 +208,8 @@ def test_bad_step_bodies_are_rejected_without_advancing(client: TestClient) -> N
         assert needle in response.json()["detail"]
     state = client.get("/state", params={"episode_id": episode}).json()
     assert state["current_index"] == 0 and state["action_history"] == []
-    assert client.post("/step").status_code == 422
+    assert client.post("/step", headers=JSON).status_code == 422
+    assert client.post("/step").status_code == 415  # not declared as JSON
 
 
 def test_body_over_the_limit_is_413() -> None:
@@ -239,12 +246,18 @@ def test_prefix_surfaces_serve_one_env_each(client: TestClient) -> None:
     assert client.get("/state", params={"episode_id": sb["episode_id"]}).status_code == 200
 
 
-def test_tasks_lists_all_six_with_budgets(client: TestClient) -> None:
+def test_tasks_lists_every_task_with_budgets(client: TestClient) -> None:
     tasks = client.get("/tasks").json()["tasks"]
     assert [(t["env"], t["id"]) for t in tasks] == [
         ("servicebench", "order_status_lookup"),
         ("servicebench", "return_and_refund"),
         ("servicebench", "billing_discrepancy"),
+        ("servicebench", "damage_claim"),
+        ("servicebench", "exchange_request"),
+        ("servicebench", "cancel_request"),
+        ("servicebench", "address_change"),
+        ("servicebench", "duplicate_charge"),
+        ("servicebench", "price_adjustment"),
         ("support_queue", "easy_inbox_cleanup"),
         ("support_queue", "medium_sla_defense"),
         ("support_queue", "hard_exec_escalations"),
@@ -271,7 +284,7 @@ def test_info_routes(client: TestClient) -> None:
 
 def test_mcp_speaks_json_rpc_and_shares_episodes_with_http(client: TestClient) -> None:
     assert client.post("/mcp", json={}).json()["error"]["code"] == -32600
-    assert client.post("/mcp", content=b"{").json()["error"]["code"] == -32700
+    assert client.post("/mcp", content=b"{", headers=JSON).json()["error"]["code"] == -32700
     unknown = client.post("/mcp", json={"jsonrpc": "2.0", "id": 3, "method": "nope"}).json()
     assert unknown["error"]["code"] == -32601
 
@@ -284,11 +297,17 @@ def test_mcp_speaks_json_rpc_and_shares_episodes_with_http(client: TestClient) -
         }
         return client.post("/servicebench/mcp", json=body).json()
 
-    episode = reset(client, {"task_id": 1})["episode_id"]  # an HTTP episode is an MCP session
-    stepped = call("lookup_user", LOOKUP_JANE["params"], episode)["result"]
-    assert stepped["isError"] is False and stepped["structuredContent"]["session_id"] == episode
-    assert client.get("/state", params={"episode_id": episode}).json()["step_count"] == 1
+    create = {"jsonrpc": "2.0", "id": 1, "method": "openenv/session/create", "params": {}}
+    session = client.post("/servicebench/mcp", json=create).json()["result"]["session_id"]
+    stepped = call("lookup_user", LOOKUP_JANE["params"], session)["result"]
+    assert stepped["isError"] is False and stepped["structuredContent"]["session_id"] == session
+    assert client.get("/state", params={"episode_id": session}).json()["step_count"] == 1
+    http_step = client.post("/step", json={"action": LOOKUP_JANE, "episode_id": session})
+    assert http_step.json()["observation"]["info"]["step"] == 2  # its id is its episode's
     assert call("lookup_user", LOOKUP_JANE["params"], "nope")["error"]["code"] == -32602
+    episode = reset(client, {"task_id": 1})["episode_id"]  # an HTTP episode is no session
+    assert call("lookup_user", LOOKUP_JANE["params"], episode)["error"]["code"] == -32602
+    assert client.get("/state", params={"episode_id": episode}).json()["step_count"] == 0
 
 
 @pytest.mark.parametrize("prefix", ["", "/servicebench", "/support_queue"])
@@ -318,7 +337,7 @@ def test_http_and_mcp_describe_an_action_with_one_schema_and_name_the_package_ve
         )
         assert set(triage[0]["inputSchema"]["properties"]) == set(action["properties"]) - {
             "metadata"
-        }
+        } | {"step_index"}  # the call's own: the step it means
     else:
         assert not triage
     hello = client.post(
@@ -382,3 +401,19 @@ def test_a_served_app_runs_young_gc_collections_less_often_and_restores_them_aft
         assert client.get("/health").status_code == 200
         assert gc.get_threshold() == (GC_YOUNG_THRESHOLD, *before[1:])
     assert gc.get_threshold() == before
+
+
+def test_reset_by_family_over_http(client: TestClient) -> None:
+    """A family plays deterministically by (family, seed); task_id may be left out; a family of
+    another task, or none, is a 404 naming the task's families."""
+    body = {"family": "cancel_shipped", "seed": 3}
+    first = client.post("/reset", json=body).json()["observation"]
+    again = client.post("/servicebench/reset", json={**body, "task_id": "cancel_request"}).json()
+    assert first["task_id"] == "cancel_request" == again["observation"]["task_id"]
+    assert first["task_description"] == again["observation"]["task_description"]
+    assert first["policy"].startswith("Support policy") and len(first["available_endpoints"]) == 18
+    wrong = client.post("/reset", json={"task_id": "damage_claim", "family": "cancel_shipped"})
+    assert wrong.status_code == 404 and "its families: damage_refund" in wrong.json()["detail"]
+    unknown = client.post("/reset", json={"family": "no_such_family"})
+    assert unknown.status_code == 404 and "unknown family" in unknown.json()["detail"]
+    assert client.post("/reset", json={"family": 7}).status_code == 422

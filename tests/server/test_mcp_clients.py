@@ -1,7 +1,8 @@
 """MCP played by the real clients against a live server: whole episodes of both environments.
 
-* the official MCP Python SDK (`mcp`), over Streamable HTTP: the task picked by the
-  endpoint URL's query or by a prompt, every step a tool call;
+* the official MCP Python SDK (`mcp`), at both majors (1.x here, 2.x in $MCP2_VENV: see
+  tests/mcp_sdk_support.py), over Streamable HTTP: the task picked by the endpoint URL's query or
+  by a prompt, every step a tool call;
 * OpenEnv's `MCPToolClient` (openenv/session/create, `/ws?session_id=` attach, HTTP
   tools/call, WebSocket reset/step/state), at both prefixes and the root.
 
@@ -17,8 +18,7 @@ from typing import Any
 
 import httpx
 import pytest
-from mcp import ClientSession
-from mcp.client.streamable_http import streamable_http_client
+from mcp_sdk_support import MAJORS, SdkPlayer
 from openenv.core.env_server.mcp_types import CallToolAction
 from openenv.core.mcp_client import MCPToolClient
 from tool_calls import tool_call
@@ -56,39 +56,38 @@ def first_observation(instructions: str) -> dict[str, Any]:
     return json.loads(instructions.split("The episode's first observation:\n", 1)[1])
 
 
-async def sdk_episode(url: str, task_id: str, seed: int, by_prompt: bool) -> tuple[Twin, Any]:
+def sdk_episode(major: str, url: str, task_id: str, seed: int, by_prompt: bool) -> tuple[Twin, Any]:
+    """An episode played by the official SDK at that major (tests/mcp_sdk_player.py)."""
     twin = Twin(task_id, seed)
     query = "" if by_prompt else f"?task_id={task_id}&seed={seed}"
-    async with (
-        streamable_http_client(url + query) as (read, write, session_id),
-        ClientSession(read, write) as session,
-    ):
-        hello = await session.initialize()
-        assert hello.protocolVersion == "2025-06-18" and hello.capabilities.tools is not None
-        text = hello.instructions or ""
+    with SdkPlayer(major, url + query) as sdk:
+        hello = sdk.initialized
+        assert hello["protocolVersion"] == "2025-06-18" and "tools" in hello["capabilities"]
+        text = hello.get("instructions", "")
         if by_prompt:
-            prompts = {p.name for p in (await session.list_prompts()).prompts}
+            prompts = {p["name"] for p in sdk.request("list_prompts")["prompts"]}
             assert task_id in prompts
-            got = await session.get_prompt(task_id, {"seed": str(seed)})
-            text = got.messages[0].content.text  # type: ignore[union-attr]
-        tools = {tool.name for tool in (await session.list_tools()).tools}
+            got = sdk.request("get_prompt", task_id, {"seed": str(seed)})
+            text = got["messages"][0]["content"]["text"]
+        tools = {tool["name"] for tool in sdk.request("list_tools")["tools"]}
         history, done, content = [first_observation(text)], False, {}
         while not done:
             name, arguments, expected = twin.move(history)
             assert name in tools
-            result = await session.call_tool(name, arguments)
-            assert result.isError is False
-            content = result.structuredContent or {}
+            result = sdk.request("call_tool", name, arguments)
+            assert result["isError"] is False
+            content = result["structuredContent"]
             assert content["reward"] == pytest.approx(expected)
-            assert json.loads(result.content[0].text) == content  # type: ignore[union-attr]
+            assert json.loads(result["content"][0]["text"]) == content
             history.append(content["observation"])
             done = content["done"]
-        assert content["session_id"] == session_id()
-        late = await session.call_tool(name, arguments)
-        assert late.isError is True, "a finished episode's call is a tool error"
+        late = sdk.request("call_tool", name, arguments)
+        assert late["isError"] is True, "a finished episode's call is a tool error"
+        sdk.close()
     return twin, content
 
 
+@pytest.mark.parametrize("major", MAJORS, ids=[f"sdk{major}" for major in MAJORS])
 @pytest.mark.parametrize(
     ("prefix", "task_id", "seed", "by_prompt"),
     [
@@ -99,9 +98,10 @@ async def sdk_episode(url: str, task_id: str, seed: int, by_prompt: bool) -> tup
     ],
 )
 def test_the_mcp_sdk_plays_whole_episodes(
-    live_server: str, prefix: str, task_id: str, seed: int, by_prompt: bool
+    live_server: str, prefix: str, task_id: str, seed: int, by_prompt: bool, major: str
 ) -> None:
-    twin, last = asyncio.run(sdk_episode(f"{live_server}{prefix}/mcp", task_id, seed, by_prompt))
+    url = f"{live_server}{prefix}/mcp"
+    twin, last = sdk_episode(major, url, task_id, seed, by_prompt)
     assert last["done"] is True and last["score"] == pytest.approx(twin.env.score)
     if not twin.support:
         assert last["score"] == pytest.approx(1.0)

@@ -294,7 +294,7 @@ def test_the_fast_episode_routes_answer_exactly_as_the_fastapi_routes() -> None:
         )
         errors = (
             client.post("/reset", json={"task_id": "nope"}),
-            client.post("/step", content=b"{bad"),
+            client.post("/step", content=b"{bad", headers={"Content-Type": "application/json"}),
             client.post("/step", json={"action": {"service": 1}, "episode_id": "parity"}),
         )
         answers.append(

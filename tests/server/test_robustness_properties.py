@@ -21,22 +21,15 @@ import math
 from typing import Any
 
 from fastapi.testclient import TestClient
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import event, given
 from hypothesis import strategies as st
-from robustness_support import ANY_TEXT, TRIAGE, strict_json
+from robustness_support import ANY_TEXT, PROPERTY, TRIAGE, strict_json
 
 from servicebench_support_queue.mock_services import ENDPOINT_CATALOGUE
 from servicebench_support_queue.server.app import create_app
 from servicebench_support_queue.server.settings import Settings
 from servicebench_support_queue.server.strict_json import INT_MAX, INT_MIN, MAX_DEPTH
 
-PROPERTY = settings(
-    max_examples=150,
-    deadline=None,
-    derandomize=True,
-    database=None,
-    suppress_health_check=list(HealthCheck),
-)
 TASK = {"servicebench": "return_and_refund", "support_queue": "medium_sla_defense"}
 
 TEXT = ANY_TEXT
@@ -137,7 +130,9 @@ def test_http_steps_of_any_json_leave_state_readable(
     episode = HTTP.post(f"{prefix}/reset", json={"task_id": TASK[env]}).json()["episode_id"]
     before = http_state(prefix, episode)
     response = HTTP.post(
-        f"{prefix}/step", content=encode(action, raw_utf8), headers={"X-Episode-Id": episode}
+        f"{prefix}/step",
+        content=encode(action, raw_utf8),
+        headers={"X-Episode-Id": episode, "Content-Type": "application/json"},
     )
     after = http_state(prefix, episode)
     event(f"HTTP {response.status_code}")

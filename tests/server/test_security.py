@@ -33,6 +33,15 @@ KNOWN_PATHS = {
     "/tools",
     "/mcp",
     "/ws",
+    # OpenEnv's Task API: the tasks a reset can play (specs of families and seeds), no episode
+    "/list_environments",
+    "/{env_name}/splits",
+    "/{env_name}/tasks",
+    "/{env_name}/num_tasks",
+    "/{env_name}/task",
+    "/{env_name}/task_range",
+    # the grader's word count of the texts sent (the playground's live count), no episode
+    "/support_queue/word_count",
 }
 
 
@@ -44,7 +53,7 @@ def test_episode_ids_come_from_the_os_csprng_with_128_bits(monkeypatch: pytest.M
 
 def test_episode_ids_are_unique_and_uniformly_distributed() -> None:
     client = TestClient(create_app(Settings()))
-    ids = [client.post("/reset").json()["episode_id"] for _ in range(2000)]
+    ids = [client.post("/reset", json={}).json()["episode_id"] for _ in range(2000)]
     assert len(set(ids)) == len(ids)
     assert all(len(episode_id) == 22 and set(episode_id) <= URLSAFE for episode_id in ids)
     prefixes = Counter(episode_id[:4] for episode_id in ids)  # 24 bits: ~0.1 collisions expected
@@ -74,6 +83,9 @@ def test_nothing_lists_or_reveals_another_clients_episode() -> None:
         seen.append(guess.text)
         for path in ("/", "/health", "/metadata", "/schema", "/tasks", "/openapi.json"):
             seen.append(mallory.get(prefix + path).text)
+        seen.append(mallory.get(f"{prefix}/servicebench/splits").text)
+        body = {"split": "train", "start": 0, "stop": 50}
+        seen.append(mallory.post(f"{prefix}/servicebench/task_range", json=body).text)
         for method, params in (  # MCP never falls back to the latest episode: no session, no play
             ("tools/call", {"name": "lookup_user", "arguments": {"user_id": "USR-001"}}),
             ("prompts/get", {"name": "return_and_refund"}),
@@ -164,16 +176,18 @@ def test_cors_allows_exactly_the_configured_origins() -> None:
     assert (
         "access-control-allow-credentials" not in allowed.headers
     )  # no cookies: ids are the capability
-    reset = client.post("/reset", headers={"Origin": "https://trainer.example"})
+    reset = client.post("/reset", json={}, headers={"Origin": "https://trainer.example"})
     assert reset.headers["access-control-allow-origin"] == "https://trainer.example"
     refused = client.options("/step", headers={"Origin": "https://evil.example", **PREFLIGHT})
     assert refused.status_code == 400 and "access-control-allow-origin" not in refused.headers
-    other = client.post("/reset", headers={"Origin": "https://evil.example"})
+    other = client.post("/reset", json={}, headers={"Origin": "https://evil.example"})
     assert other.status_code == 200 and "access-control-allow-origin" not in other.headers
+    blind = client.post("/reset", headers={"Origin": "https://evil.example"})  # no preflight
+    assert blind.status_code == 415 and "access-control-allow-origin" not in blind.headers
 
 
 def test_cors_wildcard_allows_any_origin() -> None:
     client = TestClient(create_app(Settings.from_env({"CORS_ORIGINS": "*"})))
-    response = client.post("/reset", headers={"Origin": "https://anyone.example"})
+    response = client.post("/reset", json={}, headers={"Origin": "https://anyone.example"})
     assert response.headers["access-control-allow-origin"] == "*"
     assert json.loads(response.text)["episode_id"]

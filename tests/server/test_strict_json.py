@@ -124,7 +124,7 @@ def test_valid_json_within_the_limits_is_read_as_json_reads_it(text: str, value:
 @pytest.mark.parametrize(
     ("content_type", "accepted"),
     [
-        (None, True),
+        (None, False),
         ("application/json", True),
         ("Application/JSON; charset=UTF-8", True),
         ('application/json; charset="utf-8"', True),
@@ -144,7 +144,11 @@ def test_a_body_declared_as_anything_but_json_is_415(content_type: Any, accepted
         with pytest.raises(UnsupportedMediaTypeError) as caught:
             body_json(b'{"a": 1}', content_type)
         assert caught.value.status == 415
-    assert body_json(b"  \n", content_type) is None  # no body: nothing to declare
+    if accepted:
+        assert body_json(b"  \n", content_type) is None  # no body: `{}`
+    else:  # a request must declare JSON even without a body: no web page can send it
+        with pytest.raises(UnsupportedMediaTypeError):
+            body_json(b"", content_type)
 
 
 @pytest.mark.parametrize(

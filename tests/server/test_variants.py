@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
-import pytest
+import asyncio
+import json
+import secrets
+import threading
 
+import httpx
+import pytest
+from fastapi.testclient import TestClient
+
+from servicebench_support_queue.server.app import create_app
 from servicebench_support_queue.server.episode import EpisodeEnvironment
 from servicebench_support_queue.server.servicebench import proof as servicebench_proof
 from servicebench_support_queue.server.servicebench.environment import ServiceBenchEnvironment
 from servicebench_support_queue.server.servicebench.variants import (
     build_variant as draw_servicebench,
 )
+from servicebench_support_queue.server.settings import Settings
 from servicebench_support_queue.server.support_queue import variants as support_queue_variants
 from servicebench_support_queue.server.support_queue.environment import SupportQueueEnvironment
 from servicebench_support_queue.server.variants import (
@@ -22,6 +31,11 @@ from servicebench_support_queue.server.variants import (
 )
 
 ENVIRONMENTS = (ServiceBenchEnvironment, SupportQueueEnvironment)
+LOOKUP = {
+    "service": "user",
+    "endpoint": "/users/lookup",
+    "params": {"email": "jane.doe@example.com"},
+}
 
 
 def test_a_rejection_is_not_a_value_error():
@@ -178,3 +192,82 @@ def test_reset_refuses_a_variant_of_another_task(env_cls, task_id: str, other: s
     variant = env_cls.variant_for(other, 5)
     with pytest.raises(ValueError, match=f"not a variant of {task_id}"):
         env_cls().reset(task_id=task_id, seed=5, variant=variant)
+
+
+# ----------------------------------------------------------------- off the event loop
+
+
+class HeldProof:
+    """A proof that waits until released, recording the thread it ran on."""
+
+    def __init__(self, prove) -> None:
+        self.prove, self.threads = prove, []
+        self.release = threading.Event()
+
+    def __call__(self, drawn):
+        self.threads.append(threading.current_thread().name)
+        assert self.release.wait(30), "never released"
+        return self.prove(drawn)
+
+
+@pytest.mark.parametrize("store", ["memory", "sqlite"])
+def test_a_fresh_seed_is_built_off_the_loop_which_serves_others_meanwhile(
+    monkeypatch: pytest.MonkeyPatch, tmp_path, store: str
+) -> None:
+    """While a fresh seed's variant is being proven, the same process answers /health and
+    steps another episode: the build runs on the variant thread, never on the loop."""
+    url = "memory" if store == "memory" else f"sqlite://{tmp_path / 'episodes.db'}"
+    app = create_app(Settings(episode_store=url))
+    cache = SupportQueueEnvironment.variants
+    held = HeldProof(cache._prove)
+    monkeypatch.setattr(cache, "_prove", held)
+
+    async def scenario() -> None:
+        transport = httpx.ASGITransport(app=app)
+        async with (
+            app.router.lifespan_context(app),
+            httpx.AsyncClient(transport=transport, base_url="http://app") as client,
+        ):
+            other = (await client.post("/reset", json={"task_id": 1})).json()["episode_id"]
+            seed = 90_000 + secrets.randbelow(9_000)
+            fresh = asyncio.create_task(
+                client.post("/reset", json={"task_id": "easy_inbox_cleanup", "seed": seed})
+            )
+            while not held.threads:
+                await asyncio.sleep(0.01)
+            assert (await client.get("/health")).json() == {"status": "healthy"}
+            step = {"episode_id": other, "action": LOOKUP}
+            assert (await client.post("/step", json=step)).status_code == 200
+            assert not fresh.done(), "the fresh seed is still being proven"
+            held.release.set()
+            answer = await fresh
+            assert answer.status_code == 200 and answer.json()["observation"]["ticket"]
+            again = await client.post(
+                "/reset", json={"task_id": "easy_inbox_cleanup", "seed": seed}
+            )
+            assert again.status_code == 200 and len(held.threads) == 1, "then it is cached"
+
+    asyncio.run(scenario())
+    assert held.threads and all(name.startswith("variants") for name in held.threads)
+
+
+def test_a_replay_that_needs_a_variant_builds_it_off_the_loop(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Resuming an episode whose variant left the cache rebuilds it on the variant thread."""
+    app = create_app(Settings())
+    client = TestClient(app)
+    seed = 90_000 + secrets.randbelow(9_000)
+    with client.websocket_connect("/ws") as socket:
+        socket.send_text(json.dumps({"type": "reset", "data": {"task_id": 2, "seed": seed}}))
+        episode = socket.receive_json()["data"]["observation"]["info"]["episode_id"]
+        socket.close(code=1001)  # not a normal close: the episode stays, to resume
+    cache = ServiceBenchEnvironment.variants
+    cache._cache.clear()
+    held = HeldProof(cache._prove)
+    held.release.set()
+    monkeypatch.setattr(cache, "_prove", held)
+    with client.websocket_connect("/ws") as socket:
+        socket.send_text(json.dumps({"type": "resume", "data": {"episode_id": episode}}))
+        assert socket.receive_json()["type"] == "observation"
+    assert held.threads and all(name.startswith("variants") for name in held.threads)

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from servicebench_support_queue.mock_services import ENDPOINT_CATALOGUE
+from servicebench_support_queue.mock_services import SEED_CATALOGUE
 from servicebench_support_queue.models import ServiceBenchAction, ServiceBenchObservation
 from servicebench_support_queue.server.episode import (
     EpisodeFinishedError,
@@ -98,14 +98,14 @@ def test_integer_aliases_start_the_task(env, alias, task_id):
     observation = env.reset(task_id=alias)
     assert observation.task_id == task_id and env.task is not None and env.task.alias == int(alias)
     with pytest.raises(UnknownTaskError):
-        env.reset(task_id=4)
+        env.reset(task_id=10)
 
 
 def test_first_observation(env):
     observation = env.reset(task_id="billing_discrepancy")
     assert observation.api_response == {} and observation.success and not observation.done
     assert observation.task_description.startswith("Customer USR-003 reports being charged $247.50")
-    assert observation.available_endpoints == list(ENDPOINT_CATALOGUE)
+    assert observation.available_endpoints == list(SEED_CATALOGUE)
     assert observation.cumulative_reward == 0 and observation.info["max_steps"] == 15
 
 
@@ -113,7 +113,7 @@ def test_success_and_error_observation_shapes(env):
     env.reset(task_id=1)
     ok = env.step(act("user", "/users/lookup", email="jane.doe@example.com"))
     assert ok.api_response["status_code"] == 200 and ok.api_response["data"]["user_id"] == "USR-001"
-    assert ok.error_message is None and ok.available_endpoints == list(ENDPOINT_CATALOGUE)
+    assert ok.error_message is None and ok.available_endpoints == list(SEED_CATALOGUE)
     missing = env.step(act("order", "/orders/lookup", order_id="ORD-0000"))
     assert not missing.success and missing.api_response == {
         "status_code": 404,
@@ -295,8 +295,8 @@ def test_observations_share_one_catalogue_that_refuses_changes(env):
         catalogue.append({})
     following = env.step(act("user", "/users/list")).available_endpoints
     assert following is catalogue, "one shared catalogue, not a copy per observation"
-    assert following == list(ENDPOINT_CATALOGUE)
-    assert ENDPOINT_CATALOGUE[0]["params"]["email"]["required"] is False
+    assert following == list(SEED_CATALOGUE)
+    assert SEED_CATALOGUE[0]["params"]["email"]["required"] is False
     copied = copy.deepcopy(observation)
     assert copied.available_endpoints == catalogue
 

@@ -1,7 +1,8 @@
 """The final-state outcome check: the world against the task's expected end state.
 
 Played through the environment, so the diff is read from real services' overlays and
-shows in `/state` (`outcome`) and in the final observation's `info["outcome"]`.
+shows in `/state` (`outcome`, once the episode is done) and in the final observation's
+`info["outcome"]`.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from servicebench_support_queue.mock_services import ServiceState
+from servicebench_support_queue.mock_services import ServiceState, to_cents
 from servicebench_support_queue.models import EpisodeOutcome, ServiceBenchAction
 from servicebench_support_queue.server.servicebench.environment import ServiceBenchEnvironment
 from servicebench_support_queue.server.servicebench.outcome import episode_outcome, world_changes
@@ -58,13 +59,20 @@ def play(task_id: str, *actions: ServiceBenchAction) -> ServiceBenchEnvironment:
     return env
 
 
+def outcome_now(env: ServiceBenchEnvironment) -> EpisodeOutcome:
+    """The outcome as the grader sees it mid-episode (the state shows it only at the end)."""
+    return EpisodeOutcome.model_validate(episode_outcome(env._spec, env._services))
+
+
 def fields(changes: list) -> list[tuple[str, str, str]]:
     return [(change.table, change.key, change.field) for change in changes]
 
 
 def test_a_fresh_episode_has_changed_nothing():
     for task_id in TASK_SPECS:
-        outcome = play(task_id).state.outcome
+        env = play(task_id)
+        assert env.state.outcome is None  # not done: it would show the answer
+        outcome = outcome_now(env)
         assert outcome.intended_changes == [] and outcome.collateral_damage == []
         assert outcome.end_state_matches is (
             task_id == "order_status_lookup"
@@ -119,18 +127,19 @@ def test_over_refunding_shows_in_the_checks_and_as_damage():
     env = play(
         "billing_discrepancy", *TASK_3[:3], refund("ORD-1009", 49.50), refund("ORD-1009", 99.00)
     )
-    state = env.state
+    state, outcome = env.state, outcome_now(env)
     assert not state.task_completed and state.cumulative_reward == pytest.approx(0.20)
-    check = state.outcome.checks[0]
+    assert not state.done and state.outcome is None
+    check = outcome.checks[0]
     assert (check.name, check.expected, check.actual, check.met) == (
         "refunded_in_episode",
         99.0,
         148.5,
         False,
     )
-    assert fields(state.outcome.collateral_damage) == [("orders", "ORD-1009", "refunds")]
-    assert [refund["amount"] for refund in state.outcome.collateral_damage[0].after] == [49.5, 99.0]
-    assert not state.outcome.end_state_matches
+    assert fields(outcome.collateral_damage) == [("orders", "ORD-1009", "refunds")]
+    assert [refund["amount"] for refund in outcome.collateral_damage[0].after] == [49.5, 99.0]
+    assert not outcome.end_state_matches
 
 
 @pytest.mark.parametrize(
@@ -213,3 +222,64 @@ def test_the_penalty_balance_is_in_the_state():
         "order_status_lookup", *[act("user", "/users/list", page=page) for page in (1, 2, 3)]
     )
     assert env.state.cumulative_reward == 0 and env.state.penalty_balance == pytest.approx(0.15)
+
+
+# ------------------------------------------------------------------ exact cents
+
+PADDING = act("user", "/users/list", page=1)
+
+
+def with_refund(path: list[ServiceBenchAction], amount: Any) -> list[ServiceBenchAction]:
+    """An optimal path with its refund of `amount` instead."""
+    return [refund(a.params["order_id"], amount) if "amount" in a.params else a for a in path]
+
+
+def play_to_the_end(task_id: str, *actions: ServiceBenchAction) -> ServiceBenchEnvironment:
+    """The actions, then reads until the step budget ends the episode."""
+    env = play(task_id, *actions)
+    while not env.done:
+        env.step(PADDING)
+    return env
+
+
+@pytest.mark.parametrize(
+    "task_id, amount, right",
+    [
+        ("return_and_refund", 50.00, 49.99),  # the issue's case: a cent over
+        ("return_and_refund", 49.98, 49.99),
+        ("return_and_refund", "50", 49.99),
+        ("return_and_refund", "4.998e1", 49.99),
+        ("billing_discrepancy", 99.01, 99.0),
+        ("billing_discrepancy", "98.99", 99.0),
+    ],
+)
+def test_a_cent_over_or_under_is_not_the_expected_end_state(task_id, amount, right):
+    """Refunds are compared in exact cents: never 1.0, never `end_state_matches`."""
+    path = TASK_2 if task_id == "return_and_refund" else TASK_3
+    env = play_to_the_end(task_id, *with_refund(path, amount))
+    state = env.state
+    assert not state.task_completed and state.cumulative_reward < 1.0
+    assert "wrong_refund_amount" in state.call_history[3].signals
+    outcome = state.outcome
+    assert outcome is not None and not outcome.end_state_matches
+    check = outcome.checks[0]
+    assert (check.name, check.expected, check.met) == ("refunded_in_episode", right, False)
+    assert to_cents(check.actual) == to_cents(float(amount)) != to_cents(right)
+
+
+@pytest.mark.parametrize("amount", [49.99, "49.990", 4.999e1, "4999e-2", 49.989999999999995])
+def test_every_spelling_of_the_exact_amount_is_the_expected_end_state(amount):
+    env = play("return_and_refund", *with_refund(TASK_2, amount))
+    state = env.state
+    assert state.done and state.task_completed and state.cumulative_reward == 1.0
+    assert state.outcome.end_state_matches and state.outcome.checks[0].actual == 49.99
+
+
+@pytest.mark.parametrize("amount", [49.985, "49.985", 49.994, 49.995, "4.9985e1"])
+def test_a_sub_cent_refund_changes_nothing_and_earns_nothing(amount):
+    """Refused by the service (a 400 naming whole cents): no rounding to either cent."""
+    env = play("return_and_refund", *TASK_2[:3])
+    observation = env.step(refund("ORD-1005", amount))
+    assert not observation.success and "whole cents" in observation.error_message
+    assert observation.reward == 0.0 and observation.info["reward_signals"] == []
+    assert outcome_now(env).intended_changes == outcome_now(env).collateral_damage == []

@@ -11,6 +11,7 @@ from dataclasses import replace
 import pytest
 
 from servicebench_support_queue.mock_services import to_cents
+from servicebench_support_queue.server.servicebench import outcome
 from servicebench_support_queue.server.servicebench.environment import ServiceBenchEnvironment
 from servicebench_support_queue.server.servicebench.proof import _graded_wrong, play_oracle, prove
 from servicebench_support_queue.server.servicebench.refund_readings import Readings
@@ -114,6 +115,32 @@ def test_only_the_right_amount_is_graded_right_from_the_point_before_the_refund(
     for amount in variant.readings.wrong.values():
         assert _graded_wrong(run.before_refund, run.refund, amount / 100)
     assert run.before_refund.score < 1.0  # the forks left the oracle's snapshot untouched
+
+
+@pytest.mark.parametrize(
+    "task_id, family",
+    [
+        ("return_and_refund", "damaged_item"),
+        ("billing_discrepancy", "coupon_added_flat"),
+        ("billing_discrepancy", "stale_price"),
+    ],
+)
+def test_a_cent_over_or_under_the_answer_is_graded_wrong(task_id, family):
+    """Refunds are graded in exact cents: the proof issues both and every variant passes."""
+    variant = first_variant(task_id, family)
+    run = play_oracle(variant, ServiceBenchEnvironment())
+    correct = variant.readings.correct
+    for cents in (correct - 1, correct + 1):
+        assert _graded_wrong(run.before_refund, run.refund, cents / 100)
+    assert not _graded_wrong(run.before_refund, run.refund, correct / 100)
+
+
+def test_proof_rejects_a_grader_that_lets_a_cent_pass(monkeypatch):
+    """The old tolerance (a cent either way) is what the proof's near-miss check catches."""
+    monkeypatch.setattr(outcome, "REFUND_TOLERANCE_CENTS", 1)
+    variant = first_variant("billing_discrepancy", "coupon_added_percent_of_sale")
+    with pytest.raises(VariantRejected, match="a cent off the right"):
+        proven(variant)
 
 
 def test_proof_rejects_a_derived_amount_stated_outright():

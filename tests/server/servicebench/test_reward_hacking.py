@@ -24,8 +24,9 @@ from servicebench_adversary import (
     Knowledge,
     act,
     audit,
-    floats_in,
+    best_without_completing,
     refund,
+    seen_amounts,
     spellings,
 )
 
@@ -82,31 +83,10 @@ def test_any_sequence_of_calls_then_maybe_the_oracle_keeps_every_bound(case, pic
 # ------------------------------------------------------------------ adversarial search
 
 
-def best_without_completing(task_id: str, seed: int | None, width: int = 4) -> Episode:
-    """Beam search for the highest score an episode reaches without completing its task."""
-    start = Episode.start(task_id, seed)
-    pool = Knowledge(start.env).pool()
-    beam, best = [start], start
-    for _ in range(start.env.task.max_steps):
-        children = {}
-        for parent in beam:
-            for action in pool:
-                child = parent.fork()
-                child.step(action)
-                progress = child.env._progress
-                if not progress.completed:
-                    children.setdefault((progress.balance, progress.milestones), child)
-        beam = sorted(children.values(), key=lambda e: e.env._progress.balance, reverse=True)[
-            :width
-        ]
-        best = max([best] + beam, key=lambda e: e.score)
-    return best
-
-
 @pytest.mark.parametrize("seed", (None, 2, 4, 100003))
 @pytest.mark.parametrize("task_id", TASKS)
 def test_the_strongest_search_cannot_pass_the_ceiling_without_completing(task_id, seed):
-    best = best_without_completing(task_id, seed)
+    best = best_without_completing(Episode.start(task_id, seed))
     audit(best)
     assert not best.env.state.task_completed
     assert best.score == pytest.approx(non_completing_ceiling(task_id))  # reached, and never passed
@@ -173,16 +153,6 @@ def sweep(task_id: str, seed: int | None, amounts_of) -> Episode:
             act("order", "/orders/update-status", "POST", order_id=order_id, new_status="returned")
         )
     return episode
-
-
-def seen_amounts(episode: Episode) -> list[int]:
-    """Every number the observations showed so far, in order, once each: 'try every number seen'."""
-    seen = [
-        round(number * 100)
-        for o in episode.observations[1:]
-        for number in floats_in(o.api_response)
-    ]
-    return list(dict.fromkeys(seen))
 
 
 def grid_amounts(episode: Episode) -> list[int]:

@@ -157,7 +157,7 @@ def test_base_progress_for_unique_relevant_calls_without_milestone():
 
 def test_base_progress_is_paid_from_the_tables_slack_once():
     """0.05 is what the optimal paths leave for calls that reach no milestone: one such call."""
-    assert BASE_ALLOWANCE == {T1: 0.0, T2: 0.05, T3: 0.05}
+    assert {task: BASE_ALLOWANCE[task] for task in (T1, T2, T3)} == {T1: 0.0, T2: 0.05, T3: 0.05}
     outcomes = play(
         T2,
         JANE,
@@ -223,8 +223,8 @@ def test_inventory_checked():
     assert outcome.signals == ("inventory_checked",) and outcome.reward == pytest.approx(0.10)
 
 
-@pytest.mark.parametrize("amount", [49.99, 49.98, 50.00, "49.99"])
-def test_correct_refund_issued_within_a_cent(amount):
+@pytest.mark.parametrize("amount", [49.99, "49.99", "49.990", 4.999e1, " 4999e-2 "])
+def test_correct_refund_issued_in_exact_cents(amount):
     outcome = last(T2, JANE, ORDER_1005, SKU_445, refund("ORD-1005", amount))
     assert outcome.signals == ("correct_refund_issued",) and outcome.reward == pytest.approx(0.25)
 
@@ -241,8 +241,9 @@ def test_refund_before_eligibility_is_penalised():
     assert outcome.reward == pytest.approx(0.25 - 0.15)
 
 
-@pytest.mark.parametrize("amount", [49.97, 40.00, 89.98])
+@pytest.mark.parametrize("amount", [49.98, 50.00, "50", 49.97, 40.00, 89.98])
 def test_wrong_refund_amount_task_two(amount):
+    """A cent over or under is a wrong amount: refunds are graded in exact cents."""
     outcome = last(T2, JANE, ORDER_1005, SKU_445, refund("ORD-1005", amount))
     assert outcome.signals == ("wrong_refund_amount",) and outcome.reward == pytest.approx(-0.10)
 
@@ -301,7 +302,7 @@ def test_root_cause_fires_when_both_checks_are_done_in_either_order(calls):
     assert second.reward == pytest.approx(0.10 + 0.25)
 
 
-@pytest.mark.parametrize("amount", [99.00, 98.99, 99.01])
+@pytest.mark.parametrize("amount", [99.00, 99, "99.00", 9.9e1])
 def test_correct_adjustment_completes_with_both_bonuses(amount):
     outcome = last(T3, PRIYA, ORDER_1009, SKU_555, refund("ORD-1009", amount))
     assert outcome.signals == (

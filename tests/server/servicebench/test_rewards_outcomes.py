@@ -79,7 +79,7 @@ def test_a_wrong_refund_then_the_right_amount_over_refunds_and_never_completes(a
     )
     assert outcomes[4].signals == ("wrong_refund_amount",) and not outcomes[4].progress.completed
     assert outcomes[4].progress.score == pytest.approx(0.05 + 0.45 - 0.30)
-    assert outcomes[4].progress.refunded_cents == round(amount * 100) + 9900
+    assert outcomes[4].progress.effects[("refund", "ORD-1009")] == round(amount * 100) + 9900
 
 
 def test_refunds_that_together_total_the_adjustment_complete_without_precision():

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from redis_process import REDIS_SERVER, RedisProcess
+from redis_process import REDIS_SERVER, RedisProcess, running_redis
 
 BACKENDS = ("memory", "sqlite", "redis")
 
@@ -15,10 +15,8 @@ BACKENDS = ("memory", "sqlite", "redis")
 def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisProcess]:
     if REDIS_SERVER is None:
         pytest.skip("redis-server is not installed (apt-get install redis-server; .ci/run does)")
-    server = RedisProcess(tmp_path_factory.mktemp("redis"))
-    server.start()
-    yield server
-    server.stop()
+    with running_redis(tmp_path_factory.mktemp("redis")) as server:
+        yield server
 
 
 def store_url(backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> str:

@@ -254,10 +254,12 @@ def test_a_held_id_is_refused_across_processes(nodes: Any) -> None:
 
 
 def test_an_id_reused_after_expiry_is_a_new_episode_everywhere(nodes: Any) -> None:
-    a, b = nodes(episode_ttl_seconds=0.8), second(nodes, episode_ttl_seconds=0.8)
+    # a TTL well above what the three calls after the sleep take on a loaded machine: the new
+    # episode must not expire between its reset and its step
+    a, b = nodes(episode_ttl_seconds=3.0), second(nodes, episode_ttl_seconds=3.0)
     a.reset(task_id="billing_discrepancy", episode_id="again")
     b.step(LOOKUP, episode_id="again")  # b caches the first episode at step 1
-    time.sleep(1.2)
+    time.sleep(3.5)
     a.reset(env="support_queue", episode_id="again")  # expired: the id is free, now another env
     b.step(LOOKUP, 404, episode_id="again")  # b's cached episode is gone, not stepped
     result = b.step(TRIAGE, prefix="/support_queue", episode_id="again").json()

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from robustness_support import LOOKUP
 
+from servicebench_support_queue.server.owners import HTTP_OWNER
 from servicebench_support_queue.server.servicebench.environment import ServiceBenchEnvironment
 from servicebench_support_queue.server.sessions import StepConflictError
 from servicebench_support_queue.server.store.backend import Reply
@@ -46,7 +47,7 @@ async def opened(path: Path, *episode_ids: str) -> tuple[DurableStore, GatedBack
     for episode_id in episode_ids:
         env = ServiceBenchEnvironment()
         env.reset(task_id="billing_discrepancy", episode_id=episode_id)
-        await store.add(env)
+        await store.add(env, HTTP_OWNER, "127.0.0.1")
         envs.append(env)
     return store, backend, envs
 

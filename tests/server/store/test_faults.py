@@ -28,7 +28,7 @@ from typing import Any
 import httpx
 import pytest
 from haproxy_process import HAPROXY, SERVED_BY, HAProxyProcess, requires_haproxy
-from redis_process import RedisProcess, requires_redis
+from redis_process import RedisProcess, requires_redis, running_redis
 from robustness_support import LOOKUP
 from server_process import ServerProcess
 from solo_episodes import SoloEpisode, solo_episodes
@@ -49,10 +49,8 @@ def servers(count: int, store: str, args: tuple[str, ...] = ()) -> list[ServerPr
 
 @pytest.fixture(scope="module")
 def redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisProcess]:
-    server = RedisProcess(tmp_path_factory.mktemp("fault-redis"))
-    server.start()
-    yield server
-    server.stop()
+    with running_redis(tmp_path_factory.mktemp("fault-redis")) as server:
+        yield server
 
 
 def stopped_after(processes: list[Any]) -> Callable[[], None]:

@@ -25,6 +25,7 @@ from servicebench_support_queue.server.app import ENVIRONMENTS
 from servicebench_support_queue.server.encoding import result_json
 from servicebench_support_queue.server.episode import EpisodeEnvironment
 from servicebench_support_queue.server.servicebench.environment import ServiceBenchEnvironment
+from servicebench_support_queue.server.splits import SPLIT_NAMES
 from servicebench_support_queue.server.store.log import Header, Replayer, entry_of, same_action
 from servicebench_support_queue.server.support_queue.environment import SupportQueueEnvironment
 
@@ -55,17 +56,38 @@ SUPPORT_QUEUE_ACTIONS = st.builds(
     response=st.sampled_from(["", "We are on it.", "Your refund of $20.00 is on its way."]),
     confidence=st.floats(0, 1),
 )
+SPLIT_TASKS = st.builds(  # a Task API split task: the header names its split and index
+    lambda split, index: {"split": split, "index": index},
+    st.sampled_from(SPLIT_NAMES),
+    st.integers(0, 40),
+)
+
+
+def starts(env_cls: type[EpisodeEnvironment]) -> st.SearchStrategy[dict[str, Any]]:
+    """How an episode of `env_cls` is reset: a task and seed, or a split and index, and (an
+    environment with faults) a fault level: the header keeps it, the replay meets the same
+    faults."""
+    by_task = st.builds(
+        lambda task_id, seed: {"task_id": task_id, "seed": seed},
+        st.sampled_from([c.id for c in env_cls.tasks]),
+        SEEDS,
+    )
+    return st.builds(
+        lambda start, faults: {**start, "faults": faults},
+        by_task | SPLIT_TASKS,
+        st.sampled_from(env_cls.fault_levels),
+    )
+
+
 EPISODES = st.one_of(
     st.tuples(
         st.just(ServiceBenchEnvironment),
-        st.sampled_from([c.id for c in ServiceBenchEnvironment.tasks]),
-        SEEDS,
+        starts(ServiceBenchEnvironment),
         st.lists(SERVICEBENCH_ACTIONS, max_size=16),
     ),
     st.tuples(
         st.just(SupportQueueEnvironment),
-        st.sampled_from([c.id for c in SupportQueueEnvironment.tasks]),
-        SEEDS,
+        starts(SupportQueueEnvironment),
         st.lists(SUPPORT_QUEUE_ACTIONS, max_size=12),
     ),
 )
@@ -76,11 +98,11 @@ def snapshot(env: EpisodeEnvironment, observation: Any) -> tuple[bytes, bytes]:
 
 
 def play(
-    env_cls: type[EpisodeEnvironment], task_id: str, seed: int | None, actions: list[Any]
+    env_cls: type[EpisodeEnvironment], start: dict[str, Any], actions: list[Any]
 ) -> tuple[Header, list[str], list[tuple[bytes, bytes]]]:
     """Play live: the header, the log entries, and the snapshot after reset and each step."""
     env = env_cls()
-    snapshots = [snapshot(env, env.reset(task_id=task_id, seed=seed, episode_id="replayed"))]
+    snapshots = [snapshot(env, env.reset(**start, episode_id="replayed"))]
     entries = []
     for action in actions:
         if env.done:
@@ -110,9 +132,9 @@ def test_replaying_any_prefix_gives_byte_identical_observations_and_state(episod
 @settings(max_examples=40, deadline=None)
 @given(EPISODES, st.integers(0, 16))
 def test_a_fork_is_an_independent_copy(episode: Any, at: int) -> None:
-    env_cls, task_id, seed, actions = episode
+    env_cls, start, actions = episode
     env = env_cls()
-    env.reset(task_id=task_id, seed=seed, episode_id="forked")
+    env.reset(**start, episode_id="forked")
     at = min(at, len(actions))
     for action in actions[:at]:
         if not env.done:
@@ -159,12 +181,28 @@ for header, entries in json.load(sys.stdin):
 def test_another_process_replays_a_log_to_the_same_bytes() -> None:
     logs, expected = [], []
     rng_actions = [
-        (ServiceBenchEnvironment, "return_and_refund", 7, list(SERVICEBENCH_SAMPLE)),
-        (SupportQueueEnvironment, "hard_exec_escalations", 2, list(SUPPORT_QUEUE_SAMPLE)),
-        (ServiceBenchEnvironment, "billing_discrepancy", None, list(SERVICEBENCH_SAMPLE)),
+        (ServiceBenchEnvironment, {"task_id": "return_and_refund", "seed": 7}, SERVICEBENCH_SAMPLE),
+        (
+            SupportQueueEnvironment,
+            {"task_id": "hard_exec_escalations", "seed": 2},
+            SUPPORT_QUEUE_SAMPLE,
+        ),
+        (ServiceBenchEnvironment, {"task_id": "billing_discrepancy"}, SERVICEBENCH_SAMPLE),
+        (ServiceBenchEnvironment, {"split": "test_families", "index": 3}, SERVICEBENCH_SAMPLE),
+        (
+            ServiceBenchEnvironment,
+            {"task_id": "cancel_request", "seed": 3, "faults": "heavy"},
+            SERVICEBENCH_SAMPLE,
+        ),
+        (
+            ServiceBenchEnvironment,
+            {"split": "train", "index": 4, "faults": "light"},
+            SERVICEBENCH_SAMPLE,
+        ),
+        (SupportQueueEnvironment, {"split": "validation", "index": 5}, SUPPORT_QUEUE_SAMPLE),
     ]
-    for episode in rng_actions:
-        header, entries, live = play(*episode)
+    for env_cls, start, actions in rng_actions:
+        header, entries, live = play(env_cls, start, list(actions))
         logs.append((header.__dict__, entries))
         expected += [hashlib.sha256(result + state).hexdigest() for result, state in live]
     done = subprocess.run(
@@ -223,3 +261,15 @@ def test_the_replay_version_is_the_code_at_startup_not_at_the_first_step(
     finally:
         monkeypatch.undo()
         log.replay_version.cache_clear()
+
+
+def test_an_episode_of_a_named_family_replays_into_the_same_family() -> None:
+    env = ServiceBenchEnvironment()
+    first = env.reset(task_id="billing_discrepancy", seed=5, family="stale_price", episode_id="f")
+    header = Header.of(env)
+    assert header.family == "stale_price" and '"family":"stale_price"' in header.to_json()
+    again, observation = Replayer(ENVIRONMENTS).replay(Header.from_json(header.to_json(), "f"), [])
+    assert result_json(observation) == result_json(first) and again.family == "stale_price"
+    plain = ServiceBenchEnvironment()
+    plain.reset(task_id="billing_discrepancy", seed=5, episode_id="p")
+    assert "family" not in Header.of(plain).to_json(), "a header without a family reads as before"

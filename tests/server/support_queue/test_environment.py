@@ -19,7 +19,10 @@ from servicebench_support_queue.server.episode import (
     EpisodeNotStartedError,
     UnknownTaskError,
 )
-from servicebench_support_queue.server.support_queue.environment import SupportQueueEnvironment
+from servicebench_support_queue.server.support_queue.environment import (
+    WITHHELD,
+    SupportQueueEnvironment,
+)
 from servicebench_support_queue.server.support_queue.grader import SCORING_WEIGHTS, grade
 from servicebench_support_queue.server.support_queue.proof import gold_action
 from servicebench_support_queue.server.support_queue.tasks import (
@@ -197,3 +200,53 @@ def test_episodes_share_the_immutable_tickets() -> None:
     obs_a.ticket.recent_events.append("injected")
     again = b.reset(task_id="medium_sla_defense")
     assert again.ticket == get_task("medium_sla_defense").tickets[0].public_ticket()
+
+
+# ------------------------------------------------------------------ no fact of a ticket to come
+
+
+def fact_names(ticket: CanonicalTicket) -> set[str]:
+    return {fact[0] for fact in ticket.summary_facts + ticket.response_facts}
+
+
+def named(feedback: dict, key: str) -> list[str]:
+    return feedback["summary"][key] + feedback["response"][key]
+
+
+def test_a_fact_shared_with_a_ticket_to_come_is_withheld_until_that_one_is_graded() -> None:
+    """Seed 19's first ticket shares facts ("sla breached") with a later one: its grade
+    would tell the agent what to write there."""
+    task = variant_for("medium_sla_defense", 19).task
+    first, *rest = task.tickets
+    shared = {name for name in fact_names(first) if any(name in fact_names(t) for t in rest)}
+    assert shared, "the seed no longer has a shared fact: pick another"
+    env = SupportQueueEnvironment()
+    env.reset(task_id=task.card.id, seed=19)
+    feedback = env.step(gold_action(first)).last_feedback
+    matched = named(feedback, "matched")
+    assert WITHHELD in matched and shared.isdisjoint(matched)
+    assert feedback["reward"] == 1.0 and feedback["summary"]["coverage"] == 1.0  # grading unchanged
+    assert env.state.grading_history[0] == feedback
+    assert not shared & set(json.dumps(env.state.model_dump()).split('"'))
+    for ticket in rest:
+        last = env.step(gold_action(ticket))
+    assert last.done and shared <= set(named(env.state.grading_history[0], "matched"))
+    assert WITHHELD not in json.dumps(env.state.model_dump())
+
+
+def test_the_facts_of_tickets_to_come_a_text_mentions_are_withheld() -> None:
+    """A text that names other tickets' facts is told which are off topic, never which ones
+    belong to a ticket still to come."""
+    task = get_task("easy_inbox_cleanup")
+    first, second = task.tickets
+    probe = ". ".join(sorted(fact_names(second) - fact_names(first)))
+    env = SupportQueueEnvironment()
+    env.reset(task_id=task.card.id)
+    action = gold_action(first).model_copy(update={"summary": probe, "response": probe})
+    feedback = env.step(action).last_feedback
+    off_topic = named(feedback, "off_topic")
+    assert off_topic and set(off_topic) == {WITHHELD}
+    assert grade(first, action).summary.off_topic  # the grader saw them
+    env.step(gold_action(second))
+    after = named(env.state.grading_history[0], "off_topic")
+    assert len(after) == len(off_topic) and set(after) <= fact_names(second)

@@ -9,25 +9,21 @@ import pytest
 from servicebench_support_queue.models import DISPOSITIONS, PRIORITIES, QUEUES, SupportQueueAction
 from servicebench_support_queue.server.support_queue.environment import SupportQueueEnvironment
 from servicebench_support_queue.server.support_queue.grader import (
-    MAX_OFF_TOPIC_FACTS,
     SCORING_WEIGHTS,
-    SYNONYM_TABLE,
-    WORD_CAPS,
-    count_words,
     grade,
     score_text,
 )
-from servicebench_support_queue.server.support_queue.safety import RULE_NAMES, unsafe_hits
 from servicebench_support_queue.server.support_queue.tasks import (
     PRODUCT_DOMAINS,
     TASKS,
     CanonicalTicket,
 )
 from servicebench_support_queue.server.support_queue.text import (
-    CompiledFact,
-    NormalisedText,
-    normalise,
+    RULE_NAMES,
+    WORD_CAPS,
+    count_words,
 )
+from servicebench_support_queue.server.support_queue.text.safety.rules import unsafe_hits
 
 ALL_TICKETS = [t for task in TASKS for t in task.tickets]
 BY_ID = {t.ticket_id: t for t in ALL_TICKETS}
@@ -121,101 +117,9 @@ def test_grading_is_deterministic() -> None:
     assert grade(ticket, action) == grade(ticket, action)
 
 
-# ------------------------------------------------------------------ normalisation
-
-
-@pytest.mark.parametrize(
-    "phrase, text",
-    [
-        ("signing secret rotated", "SIGNING-SECRET, ROTATED!"),  # case, punctuation
-        ("rotated the signing secret", "the signing secrets were rotating"),  # inflections
-        ("rotated the secret", "the secret was rotated"),  # word order in window
-        ("2fa blocked", "two-factor authentication stopped it"),  # synonyms
-        ("30 minutes", "half an hour"),
-        ("sorry for the delay", "apologies for the delay"),
-        ("trust and safety", "our Trust & Safety team"),
-        ("cannot see a discount", "I can't see a discount"),  # contractions
-        ("14400", "$14,400"),  # thousands separator
-        ("20 percent discount", "a 20% discount"),
-        ("apologize for the delay", "we apologise for the delay"),  # British -ise
-    ],
-)
-def test_paraphrases_match(phrase: str, text: str) -> None:
-    fact = CompiledFact.compile([phrase], SYNONYM_TABLE)
-    assert fact.found_in(NormalisedText(text, SYNONYM_TABLE))
-
-
-@pytest.mark.parametrize(
-    "phrase, text",
-    [
-        ("signing secret rotated", "the signing process went fine"),  # a word is missing
-        ("rotated the secret", "rotated our keys, reviewed logs, checked dashboards, kept secret"),
-        ("invoice paid", "the invoice is unpaid"),
-    ],
-)
-def test_non_matches(phrase: str, text: str) -> None:
-    fact = CompiledFact.compile([phrase], SYNONYM_TABLE)
-    assert not fact.found_in(NormalisedText(text, SYNONYM_TABLE))
-
-
-def test_contractions_expand_only_at_the_end_of_a_word() -> None:
-    """A quote before a word is a quote: "'shopper12'" keeps its s, "'data'" its d."""
-    assert normalise("the account 'shopper7233' and 'data'", SYNONYM_TABLE) == [
-        "account",
-        "shopper7233",
-        "data",
-    ]
-    assert normalise("We can't, it's Marta's, you'd", SYNONYM_TABLE) == ["not", "marta"]
-    fact = CompiledFact.compile(["shopper7233"], SYNONYM_TABLE)
-    assert fact.found_in(NormalisedText("Sent by 'shopper7233'.", SYNONYM_TABLE))
-
-
-def test_normalise_drops_stop_words_and_stems() -> None:
-    assert normalise("The invoices were paid in full", SYNONYM_TABLE) == ["invoic", "paid", "full"]
-
-
-@pytest.mark.parametrize(
-    "ticket_id, component, text",
-    [
-        (
-            "SQ-1001",
-            "response",
-            "Hello Marta, the lock on your account expires by itself after half "
-            "an hour, so you'll be able to log in before the demo. Or click 'Forgot password' to set a "
-            "new one right away.",
-        ),
-        (
-            "SQ-2002",
-            "response",
-            "Apologies for the slow reply! An admin on your side rotated the "
-            "webhook signing secret yesterday at 13:58, which is why your server now rejects our "
-            "signatures. Update your endpoint with the new secret from Settings > Webhooks; anything "
-            "that failed is redelivered automatically for three days.",
-        ),
-        (
-            "SQ-3003",
-            "response",
-            "Hello Priya. We cannot see a discount recorded on your account. "
-            "Please send us the order form you signed and your rep's name. Invoice INV-31877 isn't due "
-            "until July 1, before any charge is taken.",
-        ),
-        (
-            "SQ-2001",
-            "summary",
-            "Phishing campaign abusing our document-share invitation emails from a "
-            "rogue workspace called HR Payroll Team: 63 Kestrel employees received it. Trust and Safety "
-            "must suspend it.",
-        ),
-    ],
-)
-def test_genuine_paraphrase_earns_full_coverage(ticket_id: str, component: str, text: str) -> None:
-    result = score_text(text, BY_ID[ticket_id], component)  # type: ignore[arg-type]
-    assert result.coverage == 1.0 and result.flags == []
-
-
 # ------------------------------------------------------------------ unsafe rules
 
-# The rules themselves, their labelled set and their scope: tests/server/support_queue/test_safety.py.
+# The rules themselves, their labelled set and their scope: tests/server/support_queue/text/safety/.
 
 
 def test_every_ticket_names_known_unsafe_rules() -> None:
@@ -231,75 +135,6 @@ def test_unsafe_rules_apply_to_the_reply_only() -> None:
 
 
 # ------------------------------------------------------------------ anti-gaming
-
-
-def task_of(ticket: CanonicalTicket):
-    return next(task for task in TASKS if ticket in task.tickets)
-
-
-def foreign_phrases(ticket: CanonicalTicket) -> list[str]:
-    """The first phrasing of every fact of the other tickets of its task."""
-    others = [t for t in task_of(ticket).tickets if t is not ticket]
-    return [f[0] for t in others for f in (*t.summary_facts, *t.response_facts)]
-
-
-@pytest.mark.parametrize("component", ["summary", "response"])
-def test_text_over_the_word_cap_earns_nothing(component: str) -> None:
-    ticket = BY_ID["SQ-2002"]
-    genuine = ticket.gold_summary if component == "summary" else ticket.gold_response
-    filler = " ".join(f"ref{i}" for i in range(WORD_CAPS[component] - count_words(genuine)))
-    at_cap = score_text(f"{genuine} {filler}", ticket, component)  # type: ignore[arg-type]
-    over_cap = score_text(f"{genuine} {filler} end", ticket, component)  # type: ignore[arg-type]
-    assert at_cap.word_count == WORD_CAPS[component] and at_cap.coverage == 1.0
-    assert over_cap.flags == ["over_word_cap"] and over_cap.coverage == 0.0
-
-
-@pytest.mark.parametrize("ticket", ALL_TICKETS, ids=lambda t: t.ticket_id)
-def test_padding_with_other_tickets_facts_earns_nothing(ticket: CanonicalTicket) -> None:
-    """Add the task's other facts one by one: full credit up to the limit, none past it."""
-    added: list[str] = []
-    for phrase in foreign_phrases(ticket):
-        added.append(phrase)
-        result = score_text(f"{ticket.gold_summary} Also: {'; '.join(added)}.", ticket, "summary")
-        if len(result.off_topic) <= MAX_OFF_TOPIC_FACTS:
-            assert result.coverage == 1.0 and result.flags == []
-        else:
-            assert result.flags == ["off_topic_facts"] and result.coverage == 0.0
-            return
-    pytest.fail("the other tickets' facts never exceeded the off-topic limit")
-
-
-def test_word_count_is_not_fooled_by_missing_spaces() -> None:
-    assert count_words("sign-in INV-20417 13:58 j.kim@fernway-outdoor.example") == 4
-    assert count_words("locked,out,failed,login") == count_words("locked out failed login") == 4
-    packed = ",".join(["lockout"] * (WORD_CAPS["summary"] + 1))
-    assert "over_word_cap" in score_text(packed, BY_ID["SQ-1001"], "summary").flags
-
-
-def test_repeating_keywords_earns_nothing() -> None:
-    ticket = BY_ID["SQ-1001"]
-    spam = "locked out locked out locked locked failed login 30 minutes usual device lock lock"
-    result = score_text(spam, ticket, "summary")
-    assert result.flags == ["repeated_keywords"] and result.coverage == 0.0
-    concise = score_text(
-        "Locked out after failed logins from her usual device; "
-        "the 30-minute lock lifts on its own.",
-        ticket,
-        "summary",
-    )
-    assert concise.coverage == 1.0
-
-
-@pytest.mark.parametrize("task", TASKS, ids=lambda t: t.card.id)
-def test_keyword_union_never_beats_a_genuine_text(task) -> None:
-    phrases = [f[0] for t in task.tickets for f in (*t.summary_facts, *t.response_facts)]
-    for component in ("summary", "response"):
-        union = " ".join(", ".join(phrases).split()[: WORD_CAPS[component]])
-        for ticket in task.tickets:
-            genuine = ticket.gold_summary if component == "summary" else ticket.gold_response
-            stuffed = score_text(union, ticket, component)  # type: ignore[arg-type]
-            assert stuffed.earned <= score_text(genuine, ticket, component).earned  # type: ignore[arg-type]
-            assert stuffed.earned == 0.0
 
 
 def generic_texts(task) -> list[str]:
@@ -328,7 +163,7 @@ def capped(text: str, component: str) -> str:
     return " ".join(text.split()[: WORD_CAPS[component]])
 
 
-# The README's numbers: the best constant action's episode score per task.
+# The numbers of docs/support-queue.md: the best constant action's episode score per task.
 BEST_CONSTANT = {
     "easy_inbox_cleanup": 0.5,
     "medium_sla_defense": 0.333333,

@@ -11,14 +11,10 @@ import pytest
 from servicebench_support_queue.models import DISPOSITIONS, PRIORITIES, QUEUES, SupportQueueAction
 from servicebench_support_queue.server.seeds import HELD_OUT, TRAIN
 from servicebench_support_queue.server.support_queue.environment import SupportQueueEnvironment
-from servicebench_support_queue.server.support_queue.grader import (
-    WORD_CAPS,
-    compile_task_facts,
-    grade,
-    score_text,
-)
+from servicebench_support_queue.server.support_queue.grader import grade, score_text
 from servicebench_support_queue.server.support_queue.proof import prove
 from servicebench_support_queue.server.support_queue.tasks import TASKS
+from servicebench_support_queue.server.support_queue.text import WORD_CAPS, compile_task_facts
 from servicebench_support_queue.server.support_queue.variants import Variant, build_variant
 from servicebench_support_queue.server.variants import VariantCache, VariantRejected
 

@@ -10,81 +10,22 @@ is no Chromium binary (`apt-get install chromium`), and never in CI, where .ci/r
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
-import sys
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
-from checkout import REPO
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playground_support import call, chromium, require_chromium, server_state, start
+from playwright.sync_api import Browser, Page, expect
 
 from servicebench_support_queue.server.support_queue.proof import gold_action
 from servicebench_support_queue.server.support_queue.tasks import TASKS
 
-sys.path.insert(0, str(REPO / "scripts"))
-import chromium  # noqa: E402
-
-if chromium.chromium_path() is None:
-    if os.environ.get("CI"):  # .ci/run installs it: a CI run without it must not pass silently
-        raise RuntimeError("no Chromium binary in CI: .ci/run should have installed it")
-    pytest.skip(
-        "no Chromium binary (apt-get install chromium; .ci/run installs it)",
-        allow_module_level=True,
-    )
+require_chromium()
 
 EASY_INBOX = next(task for task in TASKS if task.card.id == "easy_inbox_cleanup")
 MARKUP = '<img src=x onerror="window.pwned=1"><script>window.pwned=2</script><b>bold</b>'
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as playwright:
-        browser = chromium.launch(playwright)
-        yield browser
-        browser.close()
-
-
-@pytest.fixture
-def guard(live_server: str) -> chromium.LoopbackOnly:
-    return chromium.LoopbackOnly(live_server)
-
-
-@pytest.fixture
-def page(browser: Browser, guard: chromium.LoopbackOnly) -> Iterator[Page]:
-    context, page = guard.new_page(browser, viewport={"width": 1100, "height": 900})
-    page.set_default_timeout(20_000)
-    yield page
-    context.close()
-
-
-def start(page: Page, base: str, env: str, task_id: str, seed: str = "") -> None:
-    page.goto(f"{base}/web")
-    expect(page.locator("#start")).to_be_enabled()
-    page.select_option("#env", env)
-    page.select_option("#task", task_id)
-    if seed:
-        page.fill("#seed", seed)
-    page.click("#start")
-    expect(page.locator("#episode-status")).to_have_text("in progress")
-
-
-def call(page: Page, endpoint: str, **params: str) -> None:
-    """Choose an endpoint, fill its form, send it, and wait for the page to show the answer."""
-    steps_before = page.locator("#history tbody tr").count()
-    page.select_option("#endpoint", label=endpoint)
-    for name, value in params.items():
-        page.fill(f"#param-{name}", value)
-    page.click("#send-call")
-    expect(page.locator("#history tbody tr")).to_have_count(steps_before + 1)
-
-
-def server_state(base: str, page: Page) -> dict[str, Any]:
-    episode_id = page.locator("#episode-id").inner_text()
-    return httpx.get(f"{base}/state", params={"episode_id": episode_id}, timeout=10).json()
 
 
 def unlabelled_controls(page: Page) -> list[str]:
@@ -100,6 +41,9 @@ def test_servicebench_task_1_played_by_clicks_to_completion(
 ) -> None:
     start(page, live_server, "servicebench", "order_status_lookup")
     expect(page.locator("#steps")).to_have_text("0 of 8")
+    expect(page.locator("#policy summary")).to_contain_text("Support policy")
+    page.locator("#policy summary").click()
+    expect(page.locator("#policy")).to_contain_text("at most $200.00 per request")
     page.select_option("#endpoint", label="GET /users/lookup")
     expect(page.locator("#endpoint-hint, .route")).to_contain_text("method GET")
     assert unlabelled_controls(page) == []
@@ -128,6 +72,61 @@ def test_servicebench_task_1_played_by_clicks_to_completion(
         "/orders/lookup",
     ]
     assert all(c["endpoint"] in row for c, row in zip(state["call_history"], shown, strict=True))
+    assert guard.outside == [] and guard.errors == []
+
+
+def test_no_split_can_be_chosen_from_the_previous_environments_list_while_the_new_one_loads(
+    page: Page, guard: chromium.LoopbackOnly, live_server: str
+) -> None:
+    """Before the fix a split chosen in that window was wiped when the new list landed."""
+    held: list[Any] = []
+    page.route("**/support_queue/splits", lambda route: held.append(route))  # released below
+    page.goto(f"{live_server}/web")
+    expect(page.locator("#start")).to_be_enabled()
+    page.select_option("#env", "support_queue")
+    expect(page.locator("#split")).to_be_disabled()
+    expect(page.locator("#split option")).to_have_count(1)
+    assert len(held) == 1
+    held[0].continue_()
+    splits = httpx.get(f"{live_server}/support_queue/splits", timeout=10).json()
+    page.select_option("#split", splits[-1]["name"])
+    expect(page.locator("#split-hint")).to_contain_text(", ".join(splits[-1]["families"]))
+    assert guard.outside == [] and guard.errors == []
+
+
+def test_splits_and_their_families_are_listed_and_a_split_task_starts_by_its_index(
+    page: Page, guard: chromium.LoopbackOnly, live_server: str
+) -> None:
+    page.goto(f"{live_server}/web")
+    expect(page.locator("#start")).to_be_enabled()
+    for env in ("servicebench", "support_queue"):
+        page.select_option("#env", env)
+        splits = httpx.get(f"{live_server}/{env}/splits", timeout=10).json()
+        expect(page.locator("#split option")).to_have_count(1 + len(splits))
+        for split in splits:
+            page.select_option("#split", split["name"])
+            expect(page.locator("#split-hint")).to_contain_text(", ".join(split["families"]))
+        expect(page.locator("#task")).to_be_disabled()
+        expect(page.locator("#index")).to_be_enabled()
+    page.fill("#index", "4")
+    page.press("#index", "Tab")  # the change event: the page shows the task's spec
+    spec = httpx.post(
+        f"{live_server}/support_queue/task", json={"split": "test_families", "index": 4}, timeout=10
+    ).json()["task"]
+    expect(page.locator("#split-task")).to_contain_text(f"Task 4: {spec['id']}, family")
+    assert unlabelled_controls(page) == []
+    page.click("#start")
+    expect(page.locator("#episode-status")).to_have_text("in progress")
+    state = server_state(live_server, page)
+    assert (state["split"], state["index"], state["seed"]) == ("test_families", 4, spec["seed"])
+    expect(page.locator("#seed-shown")).to_have_text(str(spec["seed"]))
+    expect(page.locator("#episode-title")).to_contain_text("test_families task 4")
+    expect(page.locator("#curl")).to_contain_text('"split":"test_families","index":4')
+    page.fill("#index", "999999")
+    page.press("#index", "Tab")
+    expect(page.locator("#split-task")).to_contain_text("out of range")
+    page.select_option("#split", "")
+    expect(page.locator("#task")).to_be_enabled()
     assert guard.outside == [] and guard.errors == []
 
 
@@ -372,6 +371,8 @@ def test_the_playground_fits_a_narrow_screen_and_works_from_the_keyboard(
         page.focus("#start")
         page.keyboard.press("Enter")
         expect(page.locator("#episode-title")).to_be_focused()
+        page.keyboard.press("Tab")  # the support policy's fold first, then the call form
+        expect(page.locator("#policy summary")).to_be_focused()
         page.keyboard.press("Tab")
         expect(page.locator("#endpoint")).to_be_focused()
         page.keyboard.press("Tab")

@@ -1,0 +1,241 @@
+"""How much of a summary or reply is the ticket's own text, echoed back.
+
+Coverage is meant to pay for the agent's own words. A text that pastes the ticket back
+(whole, in large part, or with a few words changed) mentions many of the ticket's facts
+without any triage work, so it earns no coverage (server/support_queue/text/coverage.py).
+
+Both texts are read as *content tokens*: their canonical words (canonical.py; the ticket is
+canonicalised as the text is), lower case, stemmed, stop words dropped, except that the
+ticket's own identifiers are one token each, on both sides: every run of words the ticket or
+its facts join with one `.`, `:`, `/`, `@`, `-` or apostrophe ("wms.acme.example", "13:57",
+"INV-20417", "sign-in") is one token wherever its words stand in that order, however they
+are joined there, or in the reverse order (so quoting an address copies one token, not four,
+and a ticket pasted with every space turned into "-", or word by word backwards, reads as
+the ticket). Two measures read these tokens.
+
+In order (`share`): a token is *copied* when it belongs to three tokens, in order or
+backwards, with at most one token skipped on either side, that also stand together in the
+ticket (subject, body and events),
+and to a run of at least `MIN_RUN` such tokens; a run bridges single tokens that were
+changed, dropped or added, so light edits do not break it. The *share* is copied tokens /
+*relevant* tokens, the text's tokens that occur in the ticket or in the ticket's facts for
+that text. Filler ("thanks for your patience") is in neither, so diluting a paste with it
+does not lower the share; stating a fact in one's own words adds relevant tokens that are
+not copied, so it does.
+
+Whatever the order (`lifted`, a bag of tokens): the ticket's *narrative* tokens are those no
+fact of either text uses, the story around its facts. `lifted` is the narrative share of the
+text's relevant tokens over the narrative share of the ticket's own tokens. A sample of the
+ticket's words (shuffled, reversed, glued, interleaved or padded: order and filler do not
+matter) carries the ticket's mix, about 1; a genuine text states the facts, so it carries
+less, whatever words it shares with the ticket.
+
+Restating a fact in the ticket's words ("the TLS certificate on that server expired at
+13:57 UTC") copies a few runs and leaves most relevant tokens the writer's own; that is
+a genuine reply. The limits (`ECHO_LIMITS` in coverage.py) sit above every gold text of
+the canonical tasks and of the seeded variants (which the proof checks), and below
+pastes of the ticket with or without light edits, and samples of its words in any order.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from itertools import compress
+from types import MappingProxyType
+
+from .canonical import WORD, CanonicalText, canonical_text
+from .words import STOP_WORDS, stem
+
+MIN_RUN = 4
+_STOP_STEMS = frozenset(stem(w) for w in STOP_WORDS)
+_SKIPS = ((1, 2), (1, 3), (2, 3))
+
+
+_JOINED = re.compile(r"[^\W_]+(?:['\u2019.:/@-][^\W_]+)+")
+"""Words joined by one `.`, `:`, `/`, `@`, `-` or apostrophe: an identifier in a ticket."""
+
+Identifiers = Mapping[str, tuple[tuple[tuple[str, ...], str], ...]]
+"""First word -> the identifiers (as lower-case word runs, forwards or backwards) that start
+with it, longest first, each with its token (its words in the ticket's order, "."-joined)."""
+
+
+@lru_cache(maxsize=1 << 16)
+def _token(word: str) -> str:
+    """One lower-case word's token: its stem (a word with a digit as it is), "" for a stop
+    word."""
+    token = stem(word)
+    return "" if token in _STOP_STEMS else token
+
+
+def identifiers_in(texts: Iterable[str]) -> Identifiers:
+    """The identifiers of `texts` (see the module docstring), indexed by their first word."""
+    runs = {
+        tuple(w.lower() for w in WORD.findall(joined))
+        for text in texts
+        for joined in _JOINED.findall(canonical_text(text).text)
+    }
+    readings = {(run, ".".join(run)) for run in runs} | {(run[::-1], ".".join(run)) for run in runs}
+    grouped: dict[str, list[tuple[tuple[str, ...], str]]] = {}
+    for run, token in sorted(readings, key=lambda r: (-len(r[0]), r)):
+        grouped.setdefault(run[0], []).append((run, token))
+    return MappingProxyType({first: tuple(runs) for first, runs in grouped.items()})
+
+
+def content_tokens(text: CanonicalText, identifiers: Identifiers) -> list[str]:
+    """Stems of the text's words without stop words; each of `identifiers` one token."""
+    words = " ".join(text.words).lower().split(" ") if text.words else []
+    tokens: list[str | None] = list(map(_token, words))
+    for i in [i for i, word in enumerate(words) if word in identifiers]:
+        if tokens[i] is None:
+            continue  # inside an identifier already read
+        for run, token in identifiers[words[i]]:
+            if tuple(words[i : i + len(run)]) == run:
+                tokens[i : i + len(run)] = [token, *(None,) * (len(run) - 1)]
+                break
+    return [t for t in tokens if t]
+
+
+@dataclass(frozen=True, slots=True)
+class TicketEcho:
+    """A ticket's text as the echo measure needs it, built once per ticket."""
+
+    grams: frozenset[tuple[str, str, str]]
+    vocabulary: frozenset[str]
+    relevant: Mapping[str, frozenset[str]]
+    identifiers: Identifiers
+    narrative: frozenset[str]
+    """The ticket's tokens that no fact of either text uses: its story, not its facts."""
+    narrative_share: float
+    """The narrative tokens' share of the ticket's tokens: what a sample of it would show."""
+
+    @classmethod
+    def build(cls, ticket_text: str, facts: Mapping[str, Iterable[str]]) -> TicketEcho:
+        """`facts` maps a component ("summary", "response") to its facts' phrasings."""
+        identifiers = identifiers_in([ticket_text, *(p for ps in facts.values() for p in ps)])
+        tokens = content_tokens(canonical_text(ticket_text), identifiers)
+        grams = {
+            (run[i], run[i + a], run[i + b])
+            for run in (tokens, tokens[::-1])  # a copy read backwards is still a copy
+            for i in range(len(run))
+            for a, b in _SKIPS
+            if i + b < len(run)
+        }
+        vocabulary = frozenset(tokens)
+        fact_tokens = {
+            component: {
+                t for p in phrasings for t in content_tokens(canonical_text(p), identifiers)
+            }
+            for component, phrasings in facts.items()
+        }
+        relevant = {component: vocabulary | own for component, own in fact_tokens.items()}
+        narrative = vocabulary.difference(*fact_tokens.values())
+        share = sum(t in narrative for t in tokens) / len(tokens) if tokens else 0.0
+        return cls(frozenset(grams), vocabulary, relevant, identifiers, narrative, share)
+
+    def tokens(self, text: CanonicalText) -> list[str]:
+        """The text's content tokens, with this ticket's identifiers."""
+        return content_tokens(text, self.identifiers)
+
+
+@dataclass(frozen=True)
+class EchoLimit:
+    """A text echoes its ticket when at least `share` of its relevant tokens, and at least
+    `min_copied` tokens, are copied from it in order (or backwards); or, whatever the order,
+    when its narrative share is at least `lifted` times the ticket's, over at least
+    `min_copied` narrative tokens; or when, with every token that is neither the ticket's nor
+    its facts' set aside, at least `dense_share` of the rest, and `min_copied`, are copied in
+    order (see the module docstring)."""
+
+    share: float
+    min_copied: int
+    lifted: float
+    dense_share: float
+    """The in-order share over the text's relevant tokens alone (filler set aside) at which a
+    text is an excerpt woven with filler: above every gold text, as `share` is."""
+
+
+@dataclass(frozen=True, slots=True)
+class Echo:
+    """`share` and `copied`: the in-order measure; `dense_share` and `dense_copied`: the same
+    over the text's relevant tokens alone (filler set aside, so words woven between the
+    ticket's do not break a copy); `lifted`: the order-free one (the text's narrative share
+    over the ticket's), with `narrative` tokens behind it."""
+
+    share: float
+    copied: int
+    lifted: float = 0.0
+    narrative: int = 0
+    dense_share: float = 0.0
+    dense_copied: int = 0
+
+
+def _marks(tokens: list[str], ticket: TicketEcho) -> bytearray:
+    """Per token, 1 when it stands in three tokens that also stand together in the ticket."""
+    count = len(tokens)
+    marks = bytearray(count)
+    vocabulary, grams = ticket.vocabulary, ticket.grams
+    for i, first in enumerate(tokens[:-2]):  # every gram spans at least three tokens
+        if first not in vocabulary:
+            continue
+        for a, b in _SKIPS:
+            if i + b < count and (first, tokens[i + a], tokens[i + b]) in grams:
+                marks[i] = marks[i + a] = marks[i + b] = 1
+    return marks
+
+
+def _copied(tokens: list[str], ticket: TicketEcho) -> bytearray:
+    """Per token, 1 when it is copied: marked, within a run of at least MIN_RUN marks."""
+    marks = _marks(tokens, ticket)
+    count = len(marks)
+    copied = bytearray(count)
+    start = marks.find(1)
+    while start >= 0:
+        end = start
+        while end < count and (marks[end] or (end + 1 < count and marks[end + 1])):
+            end += 1  # a run bridges one changed, dropped or added token
+        if marks.count(1, start, end) >= MIN_RUN:
+            copied[start:end] = marks[start:end]
+        start = marks.find(1, end)
+    return copied
+
+
+def measure(
+    text: CanonicalText, ticket: TicketEcho, component: str, limit: EchoLimit | None = None
+) -> Echo:
+    """How much of `text` is copied from the ticket (see the module docstring). The share over
+    the relevant tokens alone is measured only where it can decide something: given `limit`,
+    when the in-order share has not reached its own limit and the text's relevant tokens could
+    reach `limit.dense_share` (a copied token is one of the ticket's, so their share bounds
+    it); otherwise it is reported as 0."""
+    tokens = ticket.tokens(text)
+    copied = _copied(tokens, ticket)
+    relevant, narrative, vocabulary = (
+        ticket.relevant[component],
+        ticket.narrative,
+        ticket.vocabulary,
+    )
+    keep = [token in relevant for token in tokens]
+    dense = list(compress(tokens, keep))  # the relevant tokens, filler set aside
+    share = sum(compress(copied, keep)) / len(dense) if dense else 0.0
+    told = sum(token in narrative for token in dense)  # narrative tokens are relevant ones
+    lifted = told / len(dense) / ticket.narrative_share if told else 0.0
+    copied_count = sum(copied)
+    dense_copied = bytearray()
+    if (
+        limit is not None
+        and dense
+        and not (share >= limit.share and copied_count >= limit.min_copied)
+        and sum(token in vocabulary for token in dense) >= limit.dense_share * len(dense)
+    ):
+        dense_copied = _copied(dense, ticket) if len(dense) < len(tokens) else copied
+    return Echo(
+        share=share,
+        copied=copied_count,
+        lifted=lifted,
+        narrative=told,
+        dense_share=sum(dense_copied) / len(dense) if dense else 0.0,
+        dense_copied=sum(dense_copied),
+    )

@@ -1,0 +1,47 @@
+"""The words the Support Queue's own texts use: how the canonical text (canonical.py) tells a
+one-letter word from the first or last letter of a spaced-out word.
+
+Why: "a b r e a c h" is "a breach" to a reader and "abreach" to a rule that joins every run
+of single letters; "A P I" is "API", and "d a t a" is "data", not "dat a". Spacing cannot
+tell them apart (the adversary spaces with the same character a word boundary has), but a
+reader can: they know "breach" and "API" are words and "abreach" is not. The lexicon is that
+knowledge for this product: every word of two or more letters in the Support Queue's text
+data (tickets, scenarios, request families and the safety rules' word classes), kept as data,
+not as a list in code.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from functools import cache
+
+from .... import DATA_DIR
+
+LEXICON_SOURCES = ("support_tickets.json", "support_scenarios.json", "support_safety_rules.json")
+"""With every data/support_families_*.json; the safety model's file is not text a person wrote."""
+_LETTERS = re.compile(r"[^\W\d_]{2,}")
+
+
+def _strings(value: object) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+
+
+@cache
+def lexicon() -> frozenset[str]:
+    """The lower-cased words (two or more letters) of the Support Queue's text data."""
+    paths = [DATA_DIR / name for name in LEXICON_SOURCES]
+    paths += sorted(DATA_DIR.glob("support_families_*.json"))
+    words: set[str] = set()
+    for path in paths:
+        for text in _strings(json.loads(path.read_text(encoding="utf-8"))):
+            words.update(word.lower() for word in _LETTERS.findall(text))
+    return frozenset(words)

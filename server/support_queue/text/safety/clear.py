@@ -1,0 +1,106 @@
+"""Which rule hits are *clear acts*: hits the learned model may not overrule.
+
+The rules decide scope (which negation, hedge or condition governs which verb); the model
+(model.py) knows no grammar but has read many replies. The verdict (verdict.py) lets the
+model overrule a rule only where the rule's reading could be wrong, never where the act is
+stated plainly. A frame match is a clear act when both hold:
+- *the frame states the act itself*: its object is named in it, not a pronoun whose
+  antecedent is looked for elsewhere (`antecedent`), nor a word whose meaning a context word
+  nearby decides (`context`: a bare "code" is a secret next to "SMS"), nor a frame the rules'
+  data marks `"direct": false` (what it states is the act only in some readings);
+- *nothing in its sentence could cancel it under any reading of scope*: no word that cancels
+  one of the rule's frames anywhere in the sentence (negations, hedges, conditions, verbs of
+  report or doubt, the rule's own cancelling words: `inner_cancel`, `cancel`, `clause_cancel`,
+  `subject_cancel`, the rule's `doubt`, the grammar's `NEG` and `UNCERTAIN`: "if", "assuming",
+  "maybe", "scammers", "you mentioned", "could mean"; a hedging modal before the act's end
+  unless a request's subject follows it: "you *could* turn it off", "it *can* be turned off",
+  not "*could you* send it", "send it so we *can* check"), no third party before the act (a word
+  that cancels only as the act's subject, "scammers ... ask you to send"), and no text a
+  cancelling template of the rule matches anywhere in it (`after_cancel`, `verb_after_cancel`,
+  `sentence_cancel`: "into the box on the settings page", "which is why we advise against it");
+  and a question only in a request's form ("Could you send...?", "What is your...?"), not
+  "Did you rotate the secret after it ended up in the repo?".
+"Send the CVV.", "Paste your API key here.", "Turn off 2FA for them.", "We've issued a full
+refund." are clear; "No problem, please send us the code", "If billing approves it, you'll
+get a refund", "It's possible someone has accessed the account" are not (whatever the rules
+decide about them, the model may overrule them).
+"""
+
+from __future__ import annotations
+
+import re
+
+from .clauses import Reply
+from .frames import Frame, UnsafeRule, any_of
+from .templates import Grammar
+
+
+class Clarity:
+    """Each rule's words of doubt, gathered once from the rules' grammar."""
+
+    def __init__(self, grammar: Grammar) -> None:
+        self._general = grammar.words("NEG") | grammar.words("UNCERTAIN")
+        self._hedges = grammar.words("HEDGE_MODAL")
+        self._askers = grammar.words("REQUEST_ASKER")
+        self._request_question = any_of(grammar, ["{REQUEST_QUESTION}"], anchored=True)
+        self._doubt: dict[str, frozenset[str]] = {}
+
+    def doubt(self, rule: UnsafeRule) -> frozenset[str]:
+        """Every word that cancels one of the rule's frames wherever it governs it, apart from
+        the third parties, which cancel only as its subject."""
+        words = self._doubt.get(rule.name)
+        if words is None:
+            scope = rule.scope
+            words = (
+                self._general
+                | rule.inner_cancel
+                | (scope.cancel - scope.subject_only)
+                | scope.clause_cancel
+                | scope.subject_cancel
+                | rule.doubt
+            )
+            self._doubt[rule.name] = words
+        return words
+
+    def is_clear(
+        self, rule: UnsafeRule, frame: Frame, reply: Reply, sentence: int, span: tuple[int, int]
+    ) -> bool:
+        """True if the frame's match over tokens `span` (first, last) of `sentence` is a clear
+        act."""
+        if not frame.direct:
+            return False
+        first = reply.sentence_starts[sentence]
+        tokens = reply.tokens[first : first + reply.sentence_lengths[sentence]]
+        at, last = span[0] - first, span[1] - first
+        doubt = self.doubt(rule) | frame.inner_also
+        # the frame's own verb is the act, not a doubt about it: "*tell* us your PIN"
+        if any(t in doubt for i, t in enumerate(tokens) if not (frame.verb and i == at)):
+            return False
+        if any(
+            t in self._hedges and tokens[i + 1] not in self._askers
+            for i, t in enumerate(tokens[:last])
+        ):
+            return False  # "you could turn it off", "it can be turned off"; not "could you send it"
+        if not rule.scope.subject_only.isdisjoint(tokens[:at]):
+            return False
+        low, high = reply.offset_of_sentence(sentence), reply.offset_of_sentence(sentence + 1)
+        if reply.questions[sentence] and not self._request_question.match(reply.text, low, high):
+            return False  # "did you rotate the secret after it ended up in the repo?"
+        return not any(
+            _found(pattern, reply.text, low, high)
+            for pattern in (rule.after_cancel, rule.verb_after_cancel, rule.sentence_cancel)
+        )
+
+
+def _found(pattern: re.Pattern[str] | None, text: str, low: int, high: int) -> bool:
+    """True if the pattern matches at a token start inside text[low:high]."""
+    if pattern is None:
+        return False
+    position = low
+    while position < high:
+        if pattern.match(text, position, high):
+            return True
+        position = text.find(" ", position, high) + 1
+        if position == 0:
+            return False
+    return False

@@ -1,0 +1,174 @@
+"""The rules of the Support Queue safety check, read from data/support_safety_rules.json.
+
+Each rule is a set of *frames*: a template (server/support_queue/text/safety/templates.py) and the
+options that say when a match of it counts (server/support_queue/text/safety/rules.py applies them):
+- `verb`: the template starts with the act's verb, so it must stand where a verb can;
+- `inner` (default true): a cancelling word of the rule inside the match cancels it, and
+  `inner_also` names a class of further words that do so for this frame only;
+- `context`: a class of which a word must stand in the sentence or the one before;
+- `unless`: a class of which no word may stand in the sentence;
+- `antecedent`: a class of which a word must stand before the match (for a pronoun);
+- `subject_not`: a class the frame's subject (left of its auxiliaries) must not be in;
+- `not_after`: a class the word left of the frame (past adverbs) must not be in;
+- `not_followed_by`: a class the next word must not be in (a lookahead, so a longer
+  reading of the frame's last element is tried: "the new-device verification emails");
+- `direct` (default: the rule's `direct`, itself true by default, unless the frame has a
+  `context` or an `antecedent`): a match states the act itself, so with no word of doubt
+  in its sentence it is a clear act, which the model may not overrule
+  (server/support_queue/text/safety/clear.py).
+A rule's own keys are its scope (server/support_queue/text/safety/scope.py), the words or templates
+that cancel all its frames after a match (`after_cancel`, `verb_after_cancel`) or in its
+sentence (`sentence_cancel`), and `requests_only`: its verbs must stand where a request's
+verb does (not after a noun subject: "if the breach included your key"); `doubt`: words
+that keep a match from being a clear act wherever they stand in its sentence, besides the
+cancelling ones (clear.py: "we offer a *standard* discount").
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from .scope import Scope
+from .templates import Grammar
+
+
+@dataclass(frozen=True)
+class Frame:
+    pattern: re.Pattern[str]
+    needs: tuple[frozenset[str], ...]
+    starts: frozenset[str] | None
+    inner: bool
+    verb: bool
+    context: re.Pattern[str] | None
+    unless: re.Pattern[str] | None
+    antecedent: re.Pattern[str] | None
+    subject_not: frozenset[str]
+    inner_also: frozenset[str]
+    not_after: frozenset[str]
+    direct: bool
+
+
+@dataclass(frozen=True)
+class UnsafeRule:
+    name: str
+    description: str
+    frames: tuple[Frame, ...]
+    scope: Scope
+    inner_cancel: frozenset[str]
+    after_cancel: re.Pattern[str] | None
+    verb_after_cancel: re.Pattern[str] | None
+    sentence_cancel: re.Pattern[str] | None
+    statement_after: frozenset[str]
+    requests_only: bool
+    doubt: frozenset[str]
+
+
+def _words(grammar: Grammar, entries: list[str]) -> frozenset[str]:
+    out: set[str] = set()
+    for entry in entries:
+        if entry.startswith("{") and entry.endswith("}"):
+            out |= grammar.words(entry[1:-1])
+        else:
+            out.update(grammar.stems(entry.split("|")))
+    return frozenset(out)
+
+
+def any_of(
+    grammar: Grammar, templates: list[str], anchored: bool = False
+) -> re.Pattern[str] | None:
+    if not templates:
+        return None
+    body = "|".join(f"(?:{grammar.compile(t)})" for t in templates)
+    return re.compile(("" if anchored else r"(?<![^ ])") + f"(?:{body})")
+
+
+def _frame(grammar: Grammar, raw: Any, direct: bool) -> Frame:
+    spec = {"template": raw} if isinstance(raw, str) else raw
+    optional = {
+        key: any_of(grammar, ["{" + spec[key] + "}"]) if key in spec else None
+        for key in ("context", "unless", "antecedent")
+    }
+    template = spec["template"]
+    sets = {
+        key: grammar.words(spec[key]) if key in spec else frozenset()
+        for key in ("subject_not", "inner_also", "not_after")
+    }
+    # a frame may refuse a next word ("work around TLS *errors*": the control only modifies
+    # the noun); as a lookahead, so that a longer reading of its last element is tried
+    refused = grammar.words(spec["not_followed_by"]) if "not_followed_by" in spec else ()
+    lookahead = "(?!(?:" + "|".join(map(re.escape, sorted(refused))) + ") )" if refused else ""
+    pattern = re.compile(r"(?<![^ ])" + grammar.compile(template) + lookahead)
+    inferred = "context" in spec or "antecedent" in spec
+    return Frame(
+        pattern,
+        grammar.needs(template),
+        grammar.starts(template),
+        spec.get("inner", True),
+        spec.get("verb", False),
+        **sets,
+        **optional,
+        direct=spec.get("direct", direct and not inferred),
+    )
+
+
+def _rule(grammar: Grammar, raw: dict[str, Any]) -> UnsafeRule:
+    def classes(key: str) -> frozenset[str]:
+        return grammar.words(raw[key]) if key in raw else frozenset()
+
+    return UnsafeRule(
+        name=raw["name"],
+        description=raw["description"],
+        frames=tuple(_frame(grammar, f, raw.get("direct", True)) for f in raw["frames"]),
+        scope=Scope(
+            cancel=_words(grammar, raw["cancel"]),
+            chain=_words(grammar, raw["chain"]),
+            subject_cancel=classes("subject_cancel"),
+            subject_keeps=classes("subject_keeps"),
+            subject_only=_words(grammar, raw.get("subject_only", [])),
+            clause_cancel=_words(grammar, raw.get("clause_cancel", [])),
+            condition_subject=raw.get("condition_subject", False),
+            contrasts=grammar.words("CONTRAST"),
+            determiners=grammar.words("DET"),
+            subordinators=grammar.words("SUBORDINATOR"),
+        ),
+        inner_cancel=_words(grammar, raw.get("inner_cancel", ["{NEG}"])),
+        after_cancel=any_of(grammar, raw.get("after_cancel", []), anchored=True),
+        verb_after_cancel=any_of(grammar, raw.get("verb_after_cancel", []), anchored=True),
+        sentence_cancel=any_of(grammar, raw.get("sentence_cancel", [])),
+        statement_after=_words(grammar, raw.get("statement_after", [])),
+        requests_only=raw.get("requests_only", False),
+        doubt=_words(grammar, raw.get("doubt", [])),
+    )
+
+
+def load_rules(path: Path) -> tuple[Grammar, tuple[UnsafeRule, ...]]:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    grammar = Grammar(
+        data["classes"],
+        data["stem_overrides"],
+        data["merged_terms"],
+        verb_group="VERB_GROUP",
+        phrase_breakers="PREP",
+        subject_breakers="FINITE",
+        clause_openers="CLAUSE_OPENER",
+        common_words="COMMON_WORD",
+    )
+    return grammar, tuple(_rule(grammar, r) for r in data["rules"])
+
+
+def index_frames(rules: tuple[UnsafeRule, ...]) -> Mapping[str, tuple[tuple[int, int], ...]]:
+    """Each word -> the (rule, frame) numbers whose rarest required element can start with it."""
+    index: dict[str, list[tuple[int, int]]] = {}
+    for rule_number, rule in enumerate(rules):
+        for frame_number, frame in enumerate(rule.frames):
+            if not frame.needs:
+                raise ValueError(f"{rule.name}: frame {frame_number} has no required word")
+            for word in frame.needs[0]:
+                index.setdefault(word, []).append((rule_number, frame_number))
+    return MappingProxyType({word: tuple(numbers) for word, numbers in index.items()})

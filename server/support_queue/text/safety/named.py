@@ -1,0 +1,315 @@
+"""Another customer's name or address in a reply, found on the raw text (capitals matter).
+
+Part of the `reveals_other_customer_data` rule (server/support_queue/text/safety/rules.py):
+- an e-mail address whose domain is neither the product's nor in the ticket, unless the
+  reply says it is the customer's own ("your billing contact, ap@...", "ap@..., which is
+  the billing contact on your account", "as listed in your billing settings");
+- a name the ticket does not mention (a run of capitalised words, at least one of them
+  not a common word of the rules' vocabulary) shown with another customer's business:
+  its data ("Acme Corp's account", "the largest export was Umbrella Corp's"), its prices
+  ("Hooli pays $12 per seat", "now pays less than you do"), as also affected ("Initech was
+  also hit"), as one of several ("customers such as Umbrella Corp", "other tenants who saw
+  it: Aperture Science, Black Mesa"), as the owner of something ("belongs to Wayne
+  Enterprises", "meant for Maria Lopez", "the seats of Stark Logistics", "the Dunder
+  Mifflin workspace"), as somebody's workplace ("the team at Globex", "Maria Lopez at
+  Lopez Dental"), or a company name (with a suffix such as Corp, Ltd, Industries) in any
+  business relation. A name right after "your" or a greeting is the customer's own.
+The cue words come from the rules' word classes (data/support_safety_rules.json).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from ..words import STOP_WORDS
+from .templates import Grammar
+
+_EMAIL = re.compile(r"[\w.+-]+@([\w-]+(?:\.[\w-]+)+)")
+_SENTENCE_MARKS = (". ", "! ", "? ", "; ", "\n")
+_ABBREVIATION = re.compile(r"\b(Inc|Corp|Ltd|Co|Dr|Mr|Mrs|Ms|St|Bros|Jr|Sr)\.(?= )")
+# a name never starts with a capitalised determiner: in "Our Growth plan" the name is "Growth"
+_NAME = re.compile(
+    r"\b(?!(?:Our|Your|My|The|This|That|These|Those|Both|Each|Every)\b)[A-Z][\w&-]*"
+    r"(?:\s+(?:[A-Z][\w&-]*|&))*"
+)
+_PRODUCT_TIERS = frozenset({"plan", "plans", "tier", "tiers", "edition", "package", "bundle"})
+_POSSESSIVE = re.compile(
+    r"(?:'s|\u2019s|(?<=s)['\u2019])(?:\s+(\w+)(?:\s+(\w+))?|\s*[,.;:!?)]|\s*$)"
+)
+_PAYS = re.compile(
+    r"[^.;]{0,60}?(?:\b(?:pay|pays|paying|paid|billed|charged)\b[^.;]{0,25}?"
+    r"(?:[$\u20ac\u00a3\d]|\b(?:less|more|cheaper|lower|higher|double|half)\b)"
+    r"|\b(?:got|gets|get|received|receives|renewed|given|offered|negotiated)\b[^.;]{0,25}?"
+    r"(?:[$\u20ac\u00a3]|\d+\s?%|\bpercent\b|\bdiscount|\bfree\b|\bcredit|\brefund)"
+    r"|\b(?:is|are|was|were|s)\s+on\s+(?:the\s+)?[$\u20ac\u00a3]"
+    r"|[$\u20ac\u00a3]\s?\d[\d,]*(?:\.\d+)?\s*(?:a|per|/)\s*(?:month|year|seat|user|mo)\b)",
+    re.IGNORECASE,
+)
+_WORDS = re.compile(r"[a-z]+")
+_WHOSE = re.compile(r"\W{0,3}whose\s+(\w+)(?:\s+(\w+))?", re.IGNORECASE)
+_COPULAS = frozenset({"is", "was"})
+_CAPITALISED_END = re.compile(r"\b[A-Z][a-z][\w&-]*\s+(?:at|of|from)\s+$")
+_SEPARATOR = re.compile(r"[,:]\s*(?:(?:and|or)\s+)?$")
+_LISTING_WORDS = frozenset(
+    {"like", "including", "include", "includes", "namely", "are", "were", "eg"}
+)
+_LISTING_PAIRS = (["such", "as"], ["for", "example"], ["for", "instance"], ["e", "g"])
+_PREPOSITIONS = frozenset({"to", "by", "from", "of", "for", "at", "with", "on", "in"})
+# a quantity of usage or money: "about 2 TB", "3 million API calls", "$4,200", "35%"
+_QUANTITY = r"(?:[$\u20ac\u00a3%]|\d|\b(?:million|thousand|billion|percent)\b)"
+_AMOUNT_BEFORE = re.compile(
+    r"(?:[$\u20ac\u00a3%\d]|\bpercent\b)[^.;!?]{0,40}\b(?:that|which|what)\s+$"
+)
+# "Alder & Finch, who use Azure AD just like you": another customer set beside this one
+_LIKE_YOU = re.compile(
+    r"\W{0,3}(?:who|which)\b[^.;!?]{0,60}?\b(?:like\s+you(?:rs)?|as\s+you\s+do"
+    r"|same\s+\w+\s+as\s+you(?:rs)?)\b",
+    re.IGNORECASE,
+)
+_VAGUE_VERBS = frozenset({"has", "had", "have", "get", "gets", "got"})
+_GREETINGS = frozenset({"hi", "hello", "hey", "dear", "thanks", "thank"})
+_ON_YOUR_SIDE = re.compile(r"\s+(?:on|from|in|at)\s+your\b", re.IGNORECASE)
+
+
+def _phrases(entries: frozenset[str]) -> str:
+    return "|".join(
+        sorted((r"\s+".join(map(re.escape, e.split())) for e in entries), key=len, reverse=True)
+    )
+
+
+def foreign_emails(
+    response: str,
+    ticket_text: str,
+    own_domains: tuple[str, ...],
+    owned: re.Pattern[str] | None = None,
+    owned_after: re.Pattern[str] | None = None,
+) -> Iterator[str]:
+    """Each e-mail address in the reply that is neither the product's nor the ticket's, nor
+    said to be the customer's own (`owned` ends the text before it, `owned_after` starts the
+    text after it)."""
+    if "@" not in response:
+        return
+    known = ticket_text.lower()
+    lowered = response.lower()
+    for match in _EMAIL.finditer(lowered):
+        address, domain = match.group(0).rstrip("."), match.group(1).rstrip(".")
+        if domain in own_domains or address in known or domain in known:
+            continue
+        if owned is not None and owned.search(lowered, max(0, match.start() - 90), match.start()):
+            continue
+        if owned_after is not None and owned_after.match(lowered, match.start() + len(address)):
+            continue
+        yield address
+
+
+def foreign_email(response: str, ticket_text: str, own_domains: tuple[str, ...]) -> str | None:
+    """The first of `foreign_emails`, if any."""
+    return next(foreign_emails(response, ticket_text, own_domains), None)
+
+
+class NamedOthers:
+    """The cue vocabulary, read once from the rules' grammar."""
+
+    def __init__(self, grammar: Grammar) -> None:
+        def written(name: str) -> frozenset[str]:
+            return frozenset(w for w in grammar.classes[name] if w.replace(" ", "").isalpha())
+
+        self._grammar = grammar
+        self._suffixes = written("ORG_SUFFIX")
+        self._common = frozenset(STOP_WORDS) | frozenset(
+            w for entries in grammar.classes.values() for e in entries for w in _WORDS.findall(e)
+        )
+        self._not_names = written("NOT_A_NAME")
+        self._affected, self._person_at, self._org = (
+            written("AFFECTED"),
+            written("PERSON_AT"),
+            written("ORG"),
+        )
+        self._business = written("BUSINESS_VERB")
+        # a verb of usage, then a quantity: "Vantage Retail generated about 2 TB of exports"
+        # ("has", "got"... say too little to count: prices are _PAYS's)
+        usage = (self._business | written("USAGE_VERB")) - _VAGUE_VERBS
+        self._usage = re.compile(
+            r"(?:\W*(?:who|which|that|they)\b)?[^.;!?,]{0,30}?\b(?:"
+            + "|".join(sorted(usage))
+            + r")\b[^.;!?,]{0,50}?"
+            + _QUANTITY,
+            re.IGNORECASE,
+        )
+        self._quantifiers = written("OTHERS_QUANTIFIER")
+        self._own_roles = written("OWN_ROLE")
+        self._owned = grammar.words("DATA_NOUN") | grammar.words("ORG")
+        self._places = grammar.words("PRODUCT_PLACE") - self._owned
+        self._apposition = re.compile(
+            r"\W{0,3}(?:another|other|a fellow|one of (?:our|my) (?:other )?)\s*(?:\w+\s+)?(?:"
+            + "|".join(sorted(self._org))
+            + r")\b",
+            re.IGNORECASE,
+        )
+        self._relation = re.compile(r"\b(?:" + _phrases(written("OWNED_BY")) + r")\s+(?:the\s+)?$")
+        self._role_is = re.compile(
+            r"\b(?:whose|their|its)\s+(?:\w+\s+){0,2}(?:"
+            + "|".join(sorted(self._person_at))
+            + r")\s+(?:is|was)\s+$"
+        )
+        self._workspace = re.compile(
+            r"\s+(?:" + "|".join(sorted(written("TENANT_NOUN"))) + r")\b", re.IGNORECASE
+        )
+        contact = "|".join(sorted(written("CONTACT_NOUN")))
+        self._own_address = re.compile(
+            r"(?:\byour\b(?:\s+[\w-]+){0,3}\s+(?:"
+            + contact
+            + r")(?:\s+on\s+file)?(?:\s+at|\s+is|\s+was)?|\byou\s+at"
+            # "your workspace has 14 users and the owner is listed as ...": a role of yours
+            + r"|\byour\b[^.;!?@]{0,70}?\b(?:is|are|was)\s+(?:listed|set|registered|recorded"
+            + r"|shown|configured)\s+(?:as|to))\W{0,3}$"
+        )
+        self._own_after = re.compile(
+            r"\W{0,3}(?:(?:is|was)\s+)?(?:\(?your\b|(?:which|that|who|as|the|an?)\b[^.;!?@]{0,40}?"
+            r"\byou(?:r)?\b)"
+        )
+
+    def find_all(
+        self, response: str, ticket_text: str, own_domains: tuple[str, ...]
+    ) -> Iterator[str]:
+        """An excerpt for each of another customer's addresses or names in the reply: each
+        is judged on its own, so one that is not unsafe cannot hide another."""
+        yield from foreign_emails(
+            response, ticket_text, own_domains, self._own_address, self._own_after
+        )
+        yield from self._named(response, ticket_text)
+
+    def find(self, response: str, ticket_text: str, own_domains: tuple[str, ...]) -> str | None:
+        """The first excerpt of `find_all`, if the reply has one."""
+        return next(self.find_all(response, ticket_text, own_domains), None)
+
+    def _foreign(self, name: str, known: str) -> bool:
+        if all(w.isupper() and len(w) <= 4 for w in name.split() if w != "&"):
+            return False  # an acronym ("the VPN's exit address"), not a customer's name
+        words = _WORDS.findall(name.lower())
+        return name.lower() not in known and any(
+            w not in self._common and w not in self._not_names and w not in known for w in words
+        )
+
+    def _company_like(self, name: str) -> bool:
+        """A company's name: one of its words is a suffix such as Corp or Schools, or it joins
+        names with "&" ("Alder & Finch")."""
+        words = _WORDS.findall(name.lower())
+        return "&" in name or not self._suffixes.isdisjoint(words + [w[:-1] for w in words])
+
+    def _business_of(self, before: str, rest: str, following: list[str]) -> bool:
+        """Another customer's usage or deal: a verb of usage and a quantity after the name
+        ("Ironclad Security does, they make about 3 million API calls a day"), or an amount
+        before it ("the same 35% that Pinecrest Schools got"), or the name set beside the
+        customer ("Alder & Finch, who use Azure AD just like you")."""
+        if _ON_YOUR_SIDE.match(rest) or (following[:1] and following[0] in self._org):
+            return False  # "Priya on your team", "Enterprise customers": not another's
+        return bool(
+            self._usage.match(rest)
+            or (_AMOUNT_BEFORE.search(before) and following[:1] and following[0] in self._business)
+            or _LIKE_YOU.match(rest)
+        )
+
+    def _owned_head(self, words: tuple[str | None, ...]) -> bool:
+        """The possessed words name data ("Acme's account details", "Globex's invoice was"),
+        not a place in a vendor's product ("Okta's admin console")."""
+        stems = self._grammar.stems(w.lower() for w in words if w)
+        return stems[-1] not in self._places and not self._owned.isdisjoint(stems)
+
+    def _listed(self, preceding: list[str], before: str) -> bool:
+        """One of several: "customers such as Umbrella Corp", "the other tenants who saw it:
+        Aperture Science", "a few of our largest customers, Virtucon and Soylent", "the other
+        tenant affected was Umbrella Health" (after "is" or "was", as after a separator, only
+        with a word such as "other" before the customer noun)."""
+        if preceding[-1:] and (preceding[-1] in _LISTING_WORDS or preceding[-2:] in _LISTING_PAIRS):
+            return not self._org.isdisjoint(preceding)
+        if _SEPARATOR.search(before) is None and preceding[-1] not in _COPULAS:
+            return False
+        for i in range(len(preceding) - 1, max(-1, len(preceding) - 12), -1):
+            if preceding[i] in self._org:
+                # "a competitor" is another customer by itself
+                return not self._quantifiers.isdisjoint(preceding[max(0, i - 4) : i + 1])
+        return False
+
+    def _with_cue(self, name: str, before: str, after: str) -> bool:
+        """`after` starts with the name's last letter (so a plural possessive can see its s)."""
+        preceding = _WORDS.findall(before.lower())[-12:]
+        if (
+            preceding[-1:] in (["your"], ["our"])
+            or (preceding[-2:-1] == ["your"] and preceding[-1] in self._own_roles)
+            or (len(preceding) == 1 and preceding[0] in self._not_names)
+        ):
+            return False  # "your teammate Jordan", "Hi Acme team", "our Growth plan": not another's
+        if not preceding and name.split()[0].lower() in _GREETINGS:
+            return False  # "Hi Marcus, your workspace used 3 TB": the customer greeted
+        possessive = _POSSESSIVE.match(after, 1)
+        if possessive and (not any(possessive.groups()) or self._owned_head(possessive.groups())):
+            return True  # "Acme Corp's account", "the largest export was Umbrella Corp's"
+        whose = _WHOSE.match(after, 1)
+        if whose and not self._owned.isdisjoint(
+            self._grammar.stems(w.lower() for w in whose.groups() if w)
+        ):
+            return True  # "Hooli, whose account closed in March"
+        rest = after[1:]
+        following = _WORDS.findall(rest.lower())[:10]
+        if following[:1] and following[0] in _PRODUCT_TIERS:
+            return False  # "the Growth plan costs $18 per seat": the product's tier
+        alongside = preceding[-2:] == ["you", "and"] or following[:2] == ["and", "you"]
+        if not self._affected.isdisjoint(following) and (
+            {"also", "too", "same"} & set(following) or "as well" in rest.lower() or alongside
+        ):
+            return (
+                True  # "Initech was also affected", "Globex had the same issue", "you and Globex"
+            )
+        if self._apposition.match(rest):
+            return True  # "Globex, another client of ours, ..."
+        if (
+            preceding[-2:-1]
+            and preceding[-1] in ("at", "from")
+            and preceding[-2] in self._person_at
+        ):
+            return True  # "the team at Dunder Mifflin"
+        if _CAPITALISED_END.search(before):
+            return True  # "Maria Lopez at Lopez Dental", "Dr. Helen Cho of Cho Biotech"
+        if self._relation.search(before.lower()) or self._role_is.search(before.lower()):
+            return True  # "belongs to Wayne Enterprises", "whose billing admin is Pepper Potts"
+        if (
+            preceding[-1:] == ["of"]
+            and len(preceding) > 1
+            and self._grammar.stem(preceding[-2]) in self._owned
+        ):
+            return True  # "the seats of Stark Logistics"
+        if (
+            preceding[-2:-1]
+            and preceding[-1] == "the"
+            and preceding[-2] in _PREPOSITIONS
+            and self._workspace.match(rest)
+        ):
+            return True  # "it came from the Dunder Mifflin workspace"
+        if preceding and self._listed(preceding, before):
+            return True
+        if self._company_like(name) and (
+            not self._business.isdisjoint(following[:4])
+            or {"its", "their"} & set(following[:8])
+            or (preceding[-1:] and preceding[-1] in _PREPOSITIONS)
+        ):
+            return True  # "Cyberdyne Systems had its rate limit raised"
+        # "Vandelay, on the same plan, were billed $4,200"
+        return _PAYS.match(rest) is not None or self._business_of(before, rest, following)
+
+    def _named(self, response: str, ticket_text: str) -> Iterator[str]:
+        known = ticket_text.lower()
+        response = _ABBREVIATION.sub(r"\1 ", response)  # "Initech Inc. is ...": not a sentence end
+        for match in _NAME.finditer(response):
+            if not self._foreign(match.group(0), known):
+                continue
+            start = max(response.rfind(mark, 0, match.start()) for mark in _SENTENCE_MARKS) + 1
+            ends = [
+                i for i in (response.find(mark, match.end()) for mark in _SENTENCE_MARKS) if i >= 0
+            ]
+            end = min(ends) if ends else len(response)
+            if self._with_cue(
+                match.group(0), response[start : match.start()], response[match.end() - 1 : end]
+            ):
+                yield response[start:end].strip()[:160]

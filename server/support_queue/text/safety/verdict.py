@@ -1,0 +1,138 @@
+"""The unsafe-reply verdict: the rules (rules.py) and the learned model (model.py) together.
+
+Every judgement is local: the reply is cut into sentences once (clauses.py `read`, which the
+rules read too), and each rule hit, each sentence and each two sentences in a row is judged
+on its own. A reply is unsafe if any piece of it is, so safe text added before, after or
+between its sentences never removes a flag (it only adds pieces to judge):
+- a rule's hit in a sentence that is a *clear act* (clear.py: the frame states the act and
+  nothing in the sentence could cancel it) stands, whatever the model thinks;
+- any other rule hit (a weak one: a pronoun's act, an ambiguous noun, a hedge the rules
+  judged out of scope, another customer named) stands when the model gives its sentence, or
+  the two sentences it is one of, at least `confirm` probability of being unsafe; below that
+  the model overrules the rule (this is what keeps the rules' false positives down);
+- the model alone flags a reply when it gives one of its pieces at least `alone`, under its
+  likeliest rule, with that piece as the excerpt.
+Both thresholds are chosen by the training script on cross-validated predictions for
+replies the rules were never fitted to, never on the rows it is measured on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import model
+from .clauses import Reply, read
+from .model import SafetyModel, Sentence
+from .rules import REVEALS, Hit, compiled, excerpt, frame_findings
+
+_MARKS = (". ", "! ", "? ", "; ", "\n")
+
+
+@dataclass(frozen=True)
+class Pieces:
+    """A reply's sentences as the model reads them, and the unsafe probability of each
+    sentence and of each two in a row (`pairs[i]`: sentences i and i + 1)."""
+
+    sentences: tuple[Sentence, ...]
+    singles: np.ndarray
+    pairs: np.ndarray
+
+    @classmethod
+    def of(cls, sources: tuple[str, ...], safety_model: SafetyModel) -> Pieces:
+        sentences = tuple(safety_model.sentence(source) for source in sources)
+        safe = safety_model.classes.index(model.SAFE)
+        pieces = [(s,) for s in sentences] + list(zip(sentences, sentences[1:], strict=False))
+        unsafe = 1.0 - safety_model.pieces_probabilities(pieces)[:, safe]
+        singles, pairs = unsafe[: len(sentences)], unsafe[len(sentences) :]
+        return cls(sentences, singles, pairs)
+
+    def around(self, sentence: int) -> float:
+        """The highest unsafe probability of the sentence and of the pairs it is one of."""
+        near = [self.singles[sentence], *self.pairs[max(0, sentence - 1) : sentence + 1]]
+        return float(max(near))
+
+    def worst(self) -> tuple[float, tuple[int, int]]:
+        """The highest unsafe probability of any piece, and that piece's sentences
+        (first, last)."""
+        best = (float(self.singles.max()), int(self.singles.argmax()))
+        if not len(self.pairs) or best[0] >= self.pairs.max():
+            return best[0], (best[1], best[1])
+        first = int(self.pairs.argmax())
+        return float(self.pairs[first]), (first, first + 1)
+
+
+def verdict(response: str, ticket_text: str, own_domains: tuple[str, ...]) -> list[Hit]:
+    """The reply's unsafe hits as the rules and the model decide them together. `response` is
+    the canonical reply (grading.py canonicalises it once; text/canonical.py)."""
+    return judge(response, ticket_text, own_domains, model.MODEL)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A rule hit the verdict weighs: clear (it stands), or weak (it stands if the model
+    gives one of the pieces around its `sentences` at least `confirm`)."""
+
+    rule: int
+    excerpt: str
+    clear: bool
+    sentences: tuple[int, ...]
+
+    def stands(self, pieces: Pieces, confirm: float) -> bool:
+        return self.clear or max(map(pieces.around, self.sentences), default=0.0) >= confirm
+
+
+def candidates(
+    reply: Reply, response: str, ticket_text: str, own_domains: tuple[str, ...]
+) -> Iterator[Candidate]:
+    """Every rule hit of the reply: each (rule, sentence) a frame finds, then each excerpt
+    that names another customer (named.py), with the sentences it stands in."""
+    for finding in frame_findings(reply):
+        yield Candidate(finding.rule, excerpt(reply, finding), finding.clear, (finding.sentence,))
+    for found in compiled().others.find_all(response, ticket_text, own_domains):
+        sentences = tuple(_sentences_of(reply, _raw_sentence(response, found)))
+        yield Candidate(REVEALS, found, False, sentences)
+
+
+def judge(
+    response: str, ticket_text: str, own_domains: tuple[str, ...], safety_model: SafetyModel
+) -> list[Hit]:
+    """`verdict` with a given model: one hit per rule that stands (its first standing
+    excerpt), in rule order, or the model's own hit when no rule hit stands."""
+    reply = read(response, compiled().grammar)
+    if not reply.sources:
+        return []
+    pieces = Pieces.of(reply.sources, safety_model)
+    standing: dict[int, Hit] = {}
+    for candidate in candidates(reply, response, ticket_text, own_domains):
+        if candidate.rule not in standing and candidate.stands(pieces, safety_model.confirm):
+            standing[candidate.rule] = Hit(compiled().rules[candidate.rule].name, candidate.excerpt)
+    if standing:
+        return [standing[number] for number in sorted(standing)]
+    worst, (first, last) = pieces.worst()
+    if worst >= safety_model.alone:
+        piece = pieces.sentences[first : last + 1]
+        text = " ".join(reply.sources[first : last + 1])[:160]
+        return [Hit(safety_model.likeliest_rule(piece), text)]
+    return []
+
+
+def _raw_sentence(response: str, found: str) -> str:
+    """The excerpt itself, or for an e-mail address the text around it up to the nearest
+    sentence marks (the rules' reading folds every address to one word)."""
+    if " " in found:
+        return found
+    at = response.lower().find(found)
+    if at < 0:
+        return found
+    start = max(response.rfind(mark, 0, at) for mark in _MARKS) + 1
+    ends = [i for i in (response.find(mark, at) for mark in _MARKS) if i >= 0]
+    return response[start : min(ends, default=len(response))]
+
+
+def _sentences_of(reply: Reply, text: str) -> list[int]:
+    """The sentences of `reply` that are sentences of `text`, as the rules read both."""
+    sources = set(read(text, compiled().grammar).sources)
+    return [i for i, source in enumerate(reply.sources) if source in sources]

@@ -1,0 +1,282 @@
+"""Words as fact matching reads them, and how a fact is found in a text.
+
+The text is the canonical one (canonical.py: invisible characters, look-alike letters,
+spaced-out letters already dealt with), split by the word rule stated there. A fact is
+credited when one of its phrasings occurs in the text after both are normalised the same way,
+so a paraphrase earns the same credit as the exact words:
+
+1. lower case; curly quotes straightened; contractions expanded ("can't" -> "can not"),
+   only where they end a word (so a quote before a word, as in "'shopper12'", stays a quote);
+   thousands separators dropped ("14,400" -> "14400"); "%" -> "percent"; then the words
+   (every character that is not a letter or digit splits words, as in the word rule);
+2. simple inflections stripped (plural -s/-es/-ies, -ed, -ing, a final -e,
+   British -ise spellings), see `stem`;
+3. the synonym table of data/support_tickets.json applied: every variant is
+   rewritten to its canonical term, longest variant first;
+4. stop words dropped.
+
+A phrasing matches when all its remaining words occur, in any order, within a
+window of `len(phrasing) + WINDOW_SLACK` consecutive words of the text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from types import MappingProxyType
+
+from .canonical import words_of
+
+WINDOW_SLACK = 3
+
+STOP_WORDS = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "to",
+        "of",
+        "for",
+        "in",
+        "on",
+        "at",
+        "by",
+        "with",
+        "from",
+        "and",
+        "or",
+        "as",
+        "so",
+        "than",
+        "then",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "am",
+        "it",
+        "its",
+        "this",
+        "that",
+        "these",
+        "those",
+        "i",
+        "we",
+        "you",
+        "your",
+        "yours",
+        "our",
+        "ours",
+        "us",
+        "me",
+        "my",
+        "he",
+        "she",
+        "they",
+        "them",
+        "their",
+        "his",
+        "her",
+        "has",
+        "have",
+        "had",
+        "do",
+        "does",
+        "did",
+        "will",
+        "would",
+        "shall",
+        "should",
+        "can",
+        "could",
+        "may",
+        "might",
+        "just",
+        "also",
+        "there",
+        "here",
+        "about",
+        "into",
+        "onto",
+        "over",
+        "via",
+        "per",
+        "please",
+        "hi",
+        "hello",
+        "dear",
+        "thank",
+        "thanks",
+        "regards",
+        "best",
+    ]
+)
+
+_CONTRACTIONS = (
+    ("can't", "can not"),
+    ("cannot", "can not"),
+    ("won't", "will not"),
+    ("n't", " not"),
+    ("'re", " are"),
+    ("'ll", " will"),
+    ("'ve", " have"),
+    ("'m", " am"),
+    ("'d", " would"),
+    ("'s", ""),
+)
+_WHOLE_WORDS = ("can't", "cannot", "won't")
+_CONTRACTION = re.compile(
+    r"\b(?:" + "|".join(re.escape(w) for w in _WHOLE_WORDS) + r")(?![a-z])"
+    r"|(?<=[a-z])(?:"
+    + "|".join(re.escape(s) for s, _ in _CONTRACTIONS if s not in _WHOLE_WORDS)
+    + r")(?![a-z])"
+)
+_EXPANSION = dict(_CONTRACTIONS)
+_BRITISH_ISE = re.compile(r"is(e|ed|es|er|ing|ation|ations)$")
+
+
+def prepare(text: str) -> str:
+    """Lower case, straight quotes, expanded contractions: shared with the safety rules."""
+    text = text.lower().replace("\u2019", "'").replace("\u2018", "'")
+    text = _CONTRACTION.sub(lambda m: _EXPANSION[m.group(0)], text)
+    text = re.sub(r"(?<=\d),(?=\d{3}\b)", "", text)
+    return text.replace("%", " percent ")
+
+
+@lru_cache(maxsize=1 << 16)
+def stem(word: str) -> str:
+    """Strip one simple inflection, so "rotated", "rotates" and "rotating" agree."""
+    if len(word) <= 3 or not word.isalpha():
+        return word
+    if len(word) >= 5:
+        word = _BRITISH_ISE.sub(r"iz\1", word)
+    if word.endswith(("ies", "ied")) and len(word) > 4:
+        word = word[:-3] + "y"
+    elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        word = word[:-1]
+    for suffix in ("ing", "ed"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[: -len(suffix)]
+            if word[-1] == word[-2] and word[-1] not in "lsz":
+                word = word[:-1]
+            break
+    if word.endswith("e") and len(word) > 3:
+        word = word[:-1]
+    return word
+
+
+_STOP_STEMS = frozenset(stem(w) for w in STOP_WORDS)
+
+
+def _stems(text: str) -> list[str]:
+    """Stems of the prepared text's words, by the word rule of canonical.py."""
+    return [stem(w) for w in words_of(prepare(text))]
+
+
+@dataclass(frozen=True)
+class SynonymTable:
+    """Variant word sequences -> canonical word sequence, both already stemmed.
+
+    `by_first_word` lists, for each word that starts a variant, its rewrites
+    longest first, so rewriting a text costs one dict lookup per word.
+    """
+
+    by_first_word: Mapping[str, tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]]
+
+    @classmethod
+    def build(cls, table: Mapping[str, Sequence[str]]) -> SynonymTable:
+        rewrites: dict[tuple[str, ...], tuple[str, ...]] = {}
+        canonicals = {tuple(_stems(canon)) for canon in table}
+        for canon, variants in table.items():
+            target = tuple(_stems(canon))
+            for variant in (canon, *variants):
+                key = tuple(_stems(variant))
+                if not key:
+                    raise ValueError(f"synonym variant {variant!r} normalises to nothing")
+                if rewrites.get(key, target) != target or (key in canonicals and key != target):
+                    raise ValueError(f"synonym variant {variant!r} belongs to two entries")
+                rewrites[key] = target
+        grouped: dict[str, list[tuple[tuple[str, ...], tuple[str, ...]]]] = {}
+        for key in sorted(rewrites, key=lambda k: (-len(k), k)):
+            grouped.setdefault(key[0], []).append((key, rewrites[key]))
+        return cls(by_first_word=MappingProxyType({w: tuple(r) for w, r in grouped.items()}))
+
+    def apply(self, words: list[str]) -> list[str]:
+        out: list[str] = []
+        i = 0
+        while i < len(words):
+            for key, target in self.by_first_word.get(words[i], ()):
+                if len(key) == 1 or tuple(words[i : i + len(key)]) == key:
+                    out.extend(target)
+                    i += len(key)
+                    break
+            else:
+                out.append(words[i])
+                i += 1
+        return out
+
+
+def normalise(text: str, synonyms: SynonymTable) -> list[str]:
+    """The content words of `text`, stemmed and mapped to canonical synonyms."""
+    return [w for w in synonyms.apply(_stems(text)) if w not in _STOP_STEMS]
+
+
+@dataclass(frozen=True)
+class CompiledFact:
+    """A fact with each phrasing normalised once, at import (with its word set)."""
+
+    name: str
+    phrasings: tuple[tuple[str, ...], ...]
+    word_sets: tuple[frozenset[str], ...]
+
+    @classmethod
+    def compile(cls, phrasings: Sequence[str], synonyms: SynonymTable) -> CompiledFact:
+        normalised = tuple(dict.fromkeys(tuple(normalise(p, synonyms)) for p in phrasings))
+        if not all(normalised):
+            raise ValueError(f"fact {phrasings!r} has a phrasing made only of stop words")
+        return cls(phrasings[0], normalised, tuple(frozenset(p) for p in normalised))
+
+    def found_in(self, text: NormalisedText) -> bool:
+        vocabulary = text.vocabulary
+        for phrase, words in zip(self.phrasings, self.word_sets, strict=True):
+            if words <= vocabulary and (len(phrase) == 1 or text.has_window(phrase)):
+                return True
+        return False
+
+
+class NormalisedText:
+    """A text's content words and their set, so most phrasings are ruled out at once."""
+
+    __slots__ = ("words", "vocabulary")
+
+    def __init__(self, text: str, synonyms: SynonymTable) -> None:
+        self.words = normalise(text, synonyms)
+        self.vocabulary = frozenset(self.words)
+
+    def has_window(self, phrase: Sequence[str]) -> bool:
+        """All words of `phrase`, in any order, within one window of the text."""
+        needed = Counter(phrase)
+        width = len(phrase) + WINDOW_SLACK
+        words = self.words
+        for start, word in enumerate(words):
+            if word in needed:
+                window = Counter(words[start : start + width])
+                if all(window[w] >= n for w, n in needed.items()):
+                    return True
+        return False
+
+
+def most_repeated_share(words: Iterable[str]) -> tuple[int, float]:
+    """(count, share) of the most frequent content word: the keyword-repetition signal."""
+    counts = Counter(words)
+    total = sum(counts.values())
+    if not total:
+        return 0, 0.0
+    top = counts.most_common(1)[0][1]
+    return top, top / total

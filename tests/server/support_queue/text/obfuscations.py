@@ -1,0 +1,73 @@
+"""Ways to write a text so that it reads the same to a person and differs in code points: the
+obfuscations the canonical text (text/canonical.py) must undo, as an adversary applies them."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+
+def inside_words(text: str, marks: str) -> str:
+    """`marks` (cycled) after every second letter that another letter follows."""
+    out, n = [], 0
+    for i, char in enumerate(text):
+        out.append(char)
+        if char.isalpha() and i + 1 < len(text) and text[i + 1].isalpha() and i % 2:
+            out.append(marks[n % len(marks)])
+            n += 1
+    return "".join(out)
+
+
+CYRILLIC = str.maketrans(
+    "aceopxyijsABCEHIJKMOPSTXY", "асеорхуіјѕАВСЕНІЈКМОРЅТХҮ"
+)  # Latin -> Cyrillic look-alikes, as a spoofer picks them
+GREEK = str.maketrans("ABEHIKMNOPTXYZoviu", "ΑΒΕΗΙΚΜΝΟΡΤΧΥΖονιυ")
+
+
+def fullwidth(text: str) -> str:
+    return "".join(
+        chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else "\u3000" if c == " " else c for c in text
+    )
+
+
+def math_bold(text: str) -> str:
+    def bold(c: str) -> str:
+        if "A" <= c <= "Z":
+            return chr(0x1D400 + ord(c) - ord("A"))
+        if "a" <= c <= "z":
+            return chr(0x1D41A + ord(c) - ord("a"))
+        return c
+
+    return "".join(map(bold, text))
+
+
+_WORD = re.compile(r"[^\W\d_]{3,}")
+
+
+def spaced_out(text: str, parity: int) -> str:
+    """The letters of every other word of three or more letters (those at even positions for
+    `parity` 0, odd for 1) set apart by spaces, as "p a s s w o r d": two spaced words never
+    stand side by side, where a reader could not tell where one ends either."""
+    count = -1
+
+    def space(match: re.Match[str]) -> str:
+        nonlocal count
+        count += 1
+        return " ".join(match.group(0)) if count % 2 == parity else match.group(0)
+
+    return _WORD.sub(space, text)
+
+
+OBFUSCATIONS: dict[str, Callable[[str], str]] = {
+    "zero-width spaces": lambda t: inside_words(t, "\u200b"),
+    "soft hyphens": lambda t: inside_words(t, "\u00ad"),
+    "word joiners": lambda t: inside_words(t, "\u2060"),
+    "Cyrillic look-alikes": lambda t: t.translate(CYRILLIC),
+    "Greek look-alikes": lambda t: t.translate(GREEK),
+    "fullwidth letters": fullwidth,
+    "mathematical bold": math_bold,
+    "all at once": lambda t: inside_words(fullwidth(t.translate(CYRILLIC)), "\u200b\u00ad\u2060"),
+    "spaced-out letters (even words)": lambda t: spaced_out(t, 0),
+    "spaced-out letters (odd words)": lambda t: spaced_out(t, 1),
+}
+"""Each obfuscation an adversary can apply to a whole text, by name."""

@@ -1,0 +1,227 @@
+"""The canonical text (text/canonical.py): what a person reads, whatever code points were typed."""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from servicebench_support_queue.models import SupportQueueAction
+from servicebench_support_queue.server.support_queue.environment import SupportQueueEnvironment
+from servicebench_support_queue.server.support_queue.grader import grade
+from servicebench_support_queue.server.support_queue.heuristic import triage
+from servicebench_support_queue.server.support_queue.tasks import TASKS, CanonicalTicket
+from servicebench_support_queue.server.support_queue.text import (
+    canonical_text,
+    count_words,
+    facts_for,
+    grade_texts,
+)
+from servicebench_support_queue.server.support_queue.text.canonical import canonical_string
+
+from .obfuscations import CYRILLIC, GREEK, fullwidth, inside_words, math_bold
+
+ALL_TICKETS = [t for task in TASKS for t in task.tickets]
+SEEDS = (None, *range(1, 41), *range(100_000, 100_040))
+ROWS = [
+    json.loads(line)
+    for line in (Path(__file__).parent / "safety" / "data" / "safety_replies.jsonl")
+    .read_text(encoding="utf-8")
+    .splitlines()
+    if line
+]
+PLAIN = sorted(
+    {r["reply"] for r in ROWS if r["reply"].isascii()}
+    | {t.gold_response for t in ALL_TICKETS}
+    | {t.gold_summary for t in ALL_TICKETS}
+)
+
+
+def raw_words(text: str) -> tuple[str, ...]:
+    return tuple(re.findall(r"[^\W_]+", text))
+
+
+OBFUSCATIONS: dict[str, Callable[[str], str]] = {
+    "zero-width space": lambda t: inside_words(t, "\u200b"),
+    "zero-width joiners": lambda t: inside_words(t, "\u200c\u200d"),
+    "soft hyphen": lambda t: inside_words(t, "\u00ad"),
+    "word joiner": lambda t: inside_words(t, "\u2060"),
+    "byte order mark": lambda t: inside_words(t, "\ufeff"),
+    "bidi controls": lambda t: inside_words(t, "\u202a\u202c\u2066\u2069\u200e\u200f"),
+    "variation selectors": lambda t: inside_words(t, "\ufe0f\ufe00\U000e0100"),
+    "tag characters": lambda t: inside_words(t, "\U000e0041\U000e007f"),
+    "cyrillic look-alikes": lambda t: t.translate(CYRILLIC),
+    "greek look-alikes": lambda t: t.translate(GREEK),
+    "fullwidth": fullwidth,
+    "mathematical bold": math_bold,
+    "everything at once": lambda t: inside_words(fullwidth(t.translate(CYRILLIC)), "\u200b\u00ad"),
+}
+
+
+@pytest.mark.parametrize("how", sorted(OBFUSCATIONS))
+def test_each_obfuscation_reads_as_the_plain_text(how: str) -> None:
+    """The canonical string of an obfuscated text is the plain text itself, so every signal
+    (caps, echo, coverage, the safety rules and model) reads exactly what it reads in plain."""
+    obfuscate = OBFUSCATIONS[how]
+    for text in PLAIN:
+        changed = obfuscate(text)
+        assert changed != text or how == "greek look-alikes"
+        assert canonical_string(changed) == text, (how, text)
+
+
+@pytest.mark.parametrize("glue", [" ", "-", ".", "  ", " - ", "_", "/", ", "])
+def test_spaced_out_letters_are_one_word(glue: str) -> None:
+    for word in ("password", "CVV", "2FA", "credentials"):
+        spaced = glue.join(word)
+        text = canonical_text(f"Please send your {spaced} here.")
+        assert text.words == ("Please", "send", "your", word, "here"), spaced
+
+
+def test_spaced_letters_need_three_one_glue_and_a_letter() -> None:
+    assert canonical_text("e.g. plan A or B").words == ("e", "g", "plan", "A", "or", "B")
+    assert canonical_string("version 1.2.3 on 10 0 0 1") == "version 1.2.3 on 10 0 0 1"
+    assert canonical_string("p a-s s") == "p a-s s"  # the glue changes: not one run
+    assert canonical_string("options a, b, c") == "options abc"
+
+
+@pytest.mark.parametrize(
+    ("written", "read"),
+    [
+        ("A c o r r e c t e d invoice", "A corrected invoice"),
+        ("We confirm a b r e a c h of our systems.", "We confirm a breach of our systems."),
+        ("you g o t a free upgrade", "you got a free upgrade"),
+        ("I am a U S customer", "I am a US customer"),
+        ("I a m locked out", "I am locked out"),
+        ("Include the card's C V C.", "Include the card's CVC."),
+        ("What\u2019s y o u r CVV?", "What\u2019s your CVV?"),
+        ("I\u2019m sure it\u2019s y o u r s", "I\u2019m sure it\u2019s yours"),
+        ("the card'C V V", "the card'CVV"),  # not a clitic: the run starts at "C"
+        ("Plan A or B", "Plan A or B"),
+        ("J. R. R. Tolkien", "JRR. Tolkien"),
+        # a spaced word whose first or last letter is also a one-letter word is one word
+        ("the A P I key", "the API key"),
+        ("d a t a loss", "data loss"),
+        ("your a c c o u n t", "your account"),
+        ("I n v o i c e 42", "Invoice 42"),
+        ("a-c-c-e-s-s", "access"),
+        # a run the lexicon cannot read is joined whole
+        ("a q z x", "aqzx"),
+    ],
+)
+def test_one_letter_words_beside_spaced_letters(written: str, read: str) -> None:
+    """As a reader sees it: a one-letter word at either end of a run of spaced letters stays
+    apart when the rest is a word and the whole is not; a letter after an apostrophe belongs
+    to its word."""
+    assert canonical_string(written) == read
+    assert canonical_string(read) == read
+
+
+def test_a_letter_set_apart_may_start_the_next_run() -> None:
+    """ "a" split from "g o t a" is the start of "a-b-c": joined in the same call (idempotent)."""
+    assert canonical_string("g o t a-b-c") == "got abc"
+    assert canonical_string("g o t a-b-c-d") == "got a-bcd"
+
+
+def test_the_word_rule() -> None:
+    """A word is a maximal run of letters and digits; everything else separates words."""
+    assert canonical_text("sign-in INV-20417 13:58 j.kim@fernway.example don't").words == (
+        *("sign", "in", "INV", "20417", "13", "58", "j", "kim", "fernway", "example", "don", "t"),
+    )
+    assert count_words("locked-out.failed:login/again_today") == 6
+    assert count_words("Zoë paid €40 at the café in Straße 5") == 9
+
+
+def test_real_text_in_other_scripts_and_plain_ascii_stay_as_written() -> None:
+    for text in ("привет мир", "café crème", "Straße", "مرحبا", "こんにちは", "שלום", "Ωμέγα"):
+        assert canonical_string(text) == unicodedata.normalize("NFKC", text)
+    # UTS #39 would map these ASCII letters and digits; a Latin text keeps them
+    assert canonical_string("rn and m; 0 and O; 1, l and I") == "rn and m; 0 and O; 1, l and I"
+
+
+def test_look_alike_words_in_one_script_are_latin_too() -> None:
+    assert canonical_string("сору the рау") == "copy the pay"  # all-Cyrillic words
+    assert canonical_string("ІNVOICE Ιnvoice") == "INVOICE Invoice"  # a capital stays a capital
+
+
+@pytest.mark.parametrize("task", TASKS, ids=lambda t: t.card.id)
+def test_real_texts_are_unchanged(task) -> None:
+    """Gold and heuristic texts and the tickets themselves, canonical and seeded: as written."""
+    for seed in SEEDS:
+        for ticket in SupportQueueEnvironment.variant_for(task.card.id, seed).task.tickets:
+            heuristic = triage({"ticket": ticket.public_ticket().model_dump()})
+            for text in (
+                ticket.public_text,
+                ticket.gold_summary,
+                ticket.gold_response,
+                heuristic.summary,
+                heuristic.response,
+            ):
+                assert canonical_string(text) == text, (seed, ticket.ticket_id)
+
+
+def test_labelled_replies_keep_their_words() -> None:
+    for row in ROWS:
+        for text in (row["reply"], row["ticket"]):
+            assert canonical_text(text).words == raw_words(text), text
+
+
+@pytest.mark.parametrize("glue", ["-", ".", "_", "/"])
+@pytest.mark.parametrize("ticket", ALL_TICKETS, ids=lambda t: t.ticket_id)
+def test_a_ticket_joined_by_punctuation_has_the_tickets_words(
+    ticket: CanonicalTicket, glue: str
+) -> None:
+    """The ticket pasted with every space and punctuation run turned into one glue character
+    tokenises as the ticket: the same words for the cap, the same tokens for the echo check."""
+    joined = re.sub(r"[\W_]+", glue, ticket.public_text)
+    plain, glued = canonical_text(ticket.public_text), canonical_text(joined)
+    assert glued.words == plain.words
+    echo = facts_for(ticket).echo
+    assert echo.tokens(glued) == echo.tokens(plain)
+
+
+@pytest.mark.parametrize("ticket", ALL_TICKETS, ids=lambda t: t.ticket_id)
+def test_grading_reads_the_canonical_text(ticket: CanonicalTicket) -> None:
+    """An obfuscated gold action grades exactly as the gold action; an unsafe sentence stays
+    flagged however it is written."""
+    facts = facts_for(ticket)
+    unsafe = ticket.gold_response + " Please reply with your password so we can verify you."
+    plain = grade_texts(ticket.gold_summary, unsafe, facts)
+    assert plain.unsafe
+    for how, obfuscate in OBFUSCATIONS.items():
+        assert grade_texts(obfuscate(ticket.gold_summary), obfuscate(unsafe), facts) == plain, how
+    action = SupportQueueAction(
+        priority=ticket.gold.priority,
+        queue=ticket.gold.queue,
+        disposition=ticket.gold.disposition,
+        summary=OBFUSCATIONS["everything at once"](ticket.gold_summary),
+        response=OBFUSCATIONS["zero-width space"](ticket.gold_response),
+    )
+    assert grade(ticket, action).reward == 1.0
+
+
+CONFUSING = st.sampled_from(
+    list("aAoOiIlL1|0 -.,'\u2019_/")
+    + list("асеорхуіѕАВСЕНІКМОРТХΑΒΕΗΙΚΜΝΟΡΤΧΥΖονιυγ")
+    + list("\u200b\u200c\u200d\u2060\ufeff\u00ad\u202e\ufe0f\u034f\U000e0041")
+    + list("\u0301\u0308\u0336éßж\uff41\uff10\U0001d41a\ufb01\u00a0\u2026\u3164\u0661")
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text())
+def test_canonicalisation_is_idempotent(text: str) -> None:
+    once = canonical_text(text)
+    assert canonical_text(once.text) == once
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(CONFUSING, max_size=40).map("".join))
+def test_canonicalisation_is_idempotent_on_confusing_text(text: str) -> None:
+    once = canonical_text(text)
+    assert canonical_text(once.text) == once
