@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 from fake_openai import FakeOpenAI, Recorded, Reply, Text, ToolCalls
+from server_process import CHILD_TIMEOUT
 from tool_calls import strict_arguments
 
 from servicebench_support_queue.client import EnvHttpClient
@@ -58,7 +59,6 @@ END = re.compile(
     r"^\[END\] success=(?P<success>true|false) steps=(?P<steps>\d+) score=(?P<score>\d\.\d{3}) "
     r"rewards=(?P<rewards>(?:-?\d+\.\d{2}(?:,-?\d+\.\d{2})*)?)$"
 )
-
 
 # ----------------------------------------------------------------------------- reading a run
 
@@ -336,7 +336,7 @@ def play_scenarios(
                 code, stdout, stderr = run_in_process(environ, args)
                 finished[name] = Run(code, stdout, stderr, cwds[name], output)
         for name, child in children.items():
-            finished[name].returncode = child.wait(timeout=180)
+            finished[name].returncode = child.wait(timeout=CHILD_TIMEOUT)
             finished[name].stdout, finished[name].stderr = (
                 (cwds[name] / f).read_text() for f in ("stdout.txt", "stderr.txt")
             )

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from server_process import CHILD_TIMEOUT
 from side_venvs import side_python
 
 TESTS = Path(__file__).resolve().parent
@@ -61,7 +62,7 @@ class SdkPlayer:
         assert self.process.stdout is not None
         line = self.process.stdout.readline()
         if not line:
-            self.process.wait(timeout=60)
+            self.process.wait(timeout=CHILD_TIMEOUT)
             stderr = self.process.stderr.read() if self.process.stderr else ""
             raise AssertionError(f"the SDK player ended: {stderr[-4000:]}")
         return json.loads(line)
@@ -78,7 +79,7 @@ class SdkPlayer:
         assert self.process.stdin is not None
         self.process.stdin.close()
         assert self._read() == {"closed": True}
-        assert self.process.wait(timeout=60) == 0
+        assert self.process.wait(timeout=CHILD_TIMEOUT) == 0
 
     def __enter__(self) -> SdkPlayer:
         return self

@@ -15,6 +15,12 @@ import httpx
 
 REPO = Path(__file__).resolve().parent.parent
 
+CHILD_TIMEOUT = 600.0
+"""How long a test waits for a child Python process (a CLI, a server's run, a venv's install)
+before calling it hung. Generous on purpose: the child imports OpenEnv (gradio, pandas), about
+12 s of CPU where no bytecode is cached, and several times that on a loaded machine; a timeout
+here only turns a real hang into a failure, it measures nothing."""
+
 
 def free_port() -> int:
     with socket.socket() as sock:

@@ -23,7 +23,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "scripts"))
 
 import dockerfile_parser as df  # noqa: E402
-from server_process import free_port  # noqa: E402
+from server_process import CHILD_TIMEOUT, free_port  # noqa: E402
 
 from servicebench_support_queue.server.protocols import UVICORN_ARGS  # noqa: E402
 
@@ -226,7 +226,7 @@ def test_the_smoke_test_passes_against_a_running_server(live_server: str) -> Non
         [sys.executable, str(REPO / "scripts" / "smoke_test_server.py"), live_server],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=CHILD_TIMEOUT,
     )
     summary = json.loads(done.stdout)
     assert done.returncode == 0 and summary["passed"], summary

@@ -27,6 +27,7 @@ from readme_support import (
     section,
     slug,
 )
+from server_process import CHILD_TIMEOUT
 
 RUNNERS = (
     "test_readme",
@@ -43,6 +44,7 @@ NO_ENGINE = (
     "lints it with hadolint and replays its install and start steps in a fresh venv "
     "(scripts/replay_dockerfile.py), then smoke-tests the server it started"
 )
+
 NOT_RUNNABLE = {
     "pip install uv": "installs uv into the user's Python; the tests already run under uv, which "
     ".ci/run installs the same way (`python3 -m pip install uv==0.13.9`)",
@@ -186,6 +188,6 @@ def test_the_trl_examples_dry_run_prints_its_rows(live_server: str) -> None:
 
 
 def test_the_smoke_test_passes_as_written(live_server: str) -> None:
-    done = run_as_written(SMOKE_TEST, live_server, timeout=120)
+    done = run_as_written(SMOKE_TEST, live_server, timeout=CHILD_TIMEOUT)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert '"passed": true' in done.stdout

@@ -27,6 +27,7 @@ from inference_support import (
     ids,
     measure_heuristic_scores,
 )
+from server_process import CHILD_TIMEOUT
 
 from servicebench_support_queue.models import TaskCard
 from servicebench_support_queue.report import render_html
@@ -159,7 +160,7 @@ def test_bad_configuration_fails_before_any_work(
         env={**os.environ, **env, "HF_TOKEN": TOKEN},
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=CHILD_TIMEOUT,
     )
     assert done.returncode == 2 and done.stdout == ""
     assert complaint in done.stderr and TOKEN not in done.stderr

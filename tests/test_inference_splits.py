@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from fake_openai import Status
 from inference_support import REPO, TOKEN, Run, Scenario, assert_clean, completed
+from server_process import CHILD_TIMEOUT
 
 from servicebench_support_queue.client import EnvHttpClient
 from servicebench_support_queue.server.support_queue.environment import SupportQueueEnvironment
@@ -162,7 +163,7 @@ def test_split_flags_that_do_not_fit_together_fail_before_any_work(
         env={**os.environ, "HF_TOKEN": TOKEN},
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=CHILD_TIMEOUT,
     )
     assert done.returncode == 2 and done.stdout == ""
     assert ("--split" in done.stderr or "--limit" in done.stderr) and TOKEN not in done.stderr

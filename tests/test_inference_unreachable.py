@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from inference_support import REPO, closed_port, parse_episodes, run_in_process
+from server_process import CHILD_TIMEOUT
 
 from servicebench_support_queue.models import TaskCard
 
@@ -81,7 +82,7 @@ def start(live_server: str, invocation: Invocation) -> subprocess.Popen:
 
 
 def finish(invocation: Invocation, child: subprocess.Popen) -> ChildRun:
-    code = child.wait(timeout=180)
+    code = child.wait(timeout=CHILD_TIMEOUT)
     stdout, stderr = (Path(f"{invocation.cwd}.{name}").read_text() for name in ("stdout", "stderr"))
     return ChildRun(code, stdout, stderr, invocation.cwd, invocation.model_url)
 

@@ -34,6 +34,7 @@ from openenv.validation.parsers.openenv_yaml import OpenEnvYamlParser
 from openenv.validation.runtime.collector import collect_runtime_evidence
 from openenv.validation.runtime.contracts import RuntimeEvidence, RuntimePlan, load_runtime_plan
 from packaging.requirements import Requirement
+from server_process import CHILD_TIMEOUT
 
 from servicebench_support_queue import __version__ as VERSION
 
@@ -107,7 +108,7 @@ def reports(live_server: str) -> dict[str, tuple[int, dict[str, Any]]]:
     results = {}
     try:
         for name, process in started.items():
-            out, err = process.communicate(timeout=180)
+            out, err = process.communicate(timeout=CHILD_TIMEOUT)
             try:
                 results[name] = (process.returncode, json.loads(out))
             except json.JSONDecodeError:

@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 import yaml
 from checkout import copy_checkout
+from server_process import CHILD_TIMEOUT
 
 import servicebench_support_queue
 from servicebench_support_queue import __version__
@@ -135,7 +136,7 @@ def test_installing_adds_exactly_one_import_package_and_the_console_scripts(
         [venv / "bin" / "servicebench-support-queue-inference", "--version"],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=CHILD_TIMEOUT,
     )
     assert done.returncode == 0 and done.stdout.strip() == f"inference.py {__version__}", (
         done.stderr
@@ -227,14 +228,14 @@ def test_inference_py_runs_its_own_checkout_when_another_is_installed(tmp_path: 
         cwd=tmp_path,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=CHILD_TIMEOUT,
     )
     theirs = subprocess.run(
         [sys.executable, str(clone / "inference.py"), "--version"],
         cwd=tmp_path,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=CHILD_TIMEOUT,
     )
     assert mine.stdout.strip() == f"inference.py {__version__}", mine.stderr
     assert theirs.stdout.strip() == "inference.py 0.0.0+clone", theirs.stderr

@@ -13,7 +13,7 @@ import httpx
 from checkout import REPO
 from doc_commands import run_as_written, served_as_written
 from readme_support import code_blocks, commands, section
-from server_process import free_port, stop, wait_healthy
+from server_process import CHILD_TIMEOUT, free_port, stop, wait_healthy
 
 from servicebench_support_queue.server.protocols import UVICORN_ARGS
 
@@ -126,7 +126,7 @@ def test_the_uvicorn_command_serves_the_app_behind_the_servers_protocols():
 
 
 def test_the_help_command_prints_the_flags_it_documents():
-    done = run_as_written(HELP, timeout=120)
+    done = run_as_written(HELP, timeout=CHILD_TIMEOUT)
     assert done.returncode == 0, done.stderr[-3000:]
     for flag in ("--host", "--port", "--workers", "--store"):
         assert flag in done.stdout

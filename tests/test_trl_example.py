@@ -22,7 +22,7 @@ from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
 import httpx
 import pytest
-from server_process import free_port
+from server_process import CHILD_TIMEOUT, free_port
 from side_venvs import side_python
 
 from servicebench_support_queue.action_tools import TOOLS, TOOLS_BY_NAME
@@ -238,7 +238,7 @@ def example_cli(*args: str, server: str) -> subprocess.CompletedProcess[str]:
         env={**os.environ, "ENV_BASE_URL": server},
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=CHILD_TIMEOUT,
     )
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from server_process import free_port, stop, wait_healthy
+from server_process import CHILD_TIMEOUT, free_port, stop, wait_healthy
 
 SCRIPT = Path(sys.executable).parent / "servicebench-support-queue-server"
 PROG = "servicebench-support-queue-server"
@@ -35,7 +35,7 @@ def run(args: list[str], **variables: str) -> subprocess.CompletedProcess[str]:
         env=environment(**variables),
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=CHILD_TIMEOUT,
     )
 
 

@@ -9,6 +9,7 @@ import sys
 from dataclasses import replace
 
 import pytest
+from server_process import CHILD_TIMEOUT
 
 from servicebench_support_queue.mock_services import to_cents
 from servicebench_support_queue.server.servicebench import outcome
@@ -268,7 +269,7 @@ def test_same_task_and_seed_are_byte_identical_across_processes_and_hash_seeds()
     ]  # run side by side: importing openenv is slow
     outputs = []
     for process in processes:
-        stdout, stderr = process.communicate(timeout=180)
+        stdout, stderr = process.communicate(timeout=CHILD_TIMEOUT)
         assert process.returncode == 0, stderr[-2000:]
         outputs.append(stdout)
     assert outputs[0] == outputs[1]

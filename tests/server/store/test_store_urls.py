@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from server_process import REPO, free_port
+from server_process import CHILD_TIMEOUT, REPO, free_port
 
 from servicebench_support_queue.server.app import ENVIRONMENTS
 from servicebench_support_queue.server.settings import Settings
@@ -71,7 +71,7 @@ def test_a_server_with_a_malformed_store_stops_with_its_message(
             env={**os.environ, "EPISODE_STORE": "mongodb://localhost/0"},
             stdout=log,
             stderr=subprocess.STDOUT,
-            timeout=120,
+            timeout=CHILD_TIMEOUT,
         )
     output = log_path.read_text()
     if workers == 1:  # uvicorn's supervisor stops, but exits 0 itself

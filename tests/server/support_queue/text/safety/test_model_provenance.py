@@ -17,35 +17,13 @@ from servicebench_support_queue.server.support_queue.text.safety.model import MO
 
 REPO = Path(__file__).resolve().parents[5]
 SCRIPTS = REPO / "scripts"
-WEIGHTS_COMMIT = "a4e8890"
-"""The commit whose scripts/train_safety_model.py, run on that commit's tree, writes the shipped
-weights byte for byte (measured: `git worktree add /tmp/old a4e8890`, `uv sync --frozen --extra
-test --extra train` and `uv run --frozen python scripts/train_safety_model.py --output x.json`
-there, about ten minutes); only the thresholds were set since (by hand, commit 22897f9)."""
-
-
-def test_the_shipped_weights_are_those_of_the_recorded_commit() -> None:
-    """Everything but the thresholds equals the file that commit's script wrote: the weights
-    cannot drift from what can be reproduced."""
-    shown = subprocess.run(
-        ["git", "-C", str(REPO), "show", f"{WEIGHTS_COMMIT}:data/{MODEL_PATH.name}"],
-        capture_output=True,
-        text=True,
-    )
-    if shown.returncode != 0:
-        pytest.skip(f"commit {WEIGHTS_COMMIT} is not in this checkout's history")
-    then = json.loads(shown.stdout)
-    shipped = json.loads(MODEL_PATH.read_text(encoding="utf-8"))
-    assert shipped.pop("thresholds") == {"confirm": 0.5, "alone": 0.95}
-    then.pop("thresholds")
-    assert shipped == then
 
 
 @pytest.mark.xfail(
     strict=True,
-    reason="known gap (issue 20): the shipped weights come from the whole-reply recipe of "
-    "commit a4e8890 on that commit's rows; the current recipe's output flags 14/225 (6.2%) of the "
-    "blind rows, over the 5% bound, so it is not shipped. Strict: remove this marker when the "
+    reason="known gap (issue 20): the shipped weights come from an earlier whole-reply recipe "
+    "whose commit is no longer in the history; the current recipe's output flags 14/225 (6.2%) of "
+    "the blind rows, over the 5% bound, so it is not shipped. Strict: remove this marker when the "
     "script's output is shipped",
 )
 def test_the_shipped_model_was_trained_on_todays_rows_and_recipe() -> None:
