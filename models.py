@@ -177,7 +177,7 @@ FaultKind = Literal["unavailable", "rate_limited", "timeout", "stale_read"]
 
 
 class FaultRecord(BaseModel):
-    """One fault the episode's services answered with (server/servicebench/faults.py)."""
+    """One fault the episode's services answered with (server/servicebench/faults/schedule.py)."""
 
     model_config = ConfigDict(extra="forbid")
 

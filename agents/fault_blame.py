@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..mock_services.registry import IDEMPOTENCY_KEY as KEY
-from ..server.servicebench.faults import STATUS, TIMEOUT
+from ..server.servicebench.faults.schedule import STATUS, TIMEOUT
 
 FAULT_STATUS = frozenset(STATUS.values())
 """The status codes of injected faults (a stale read answers 200 with old data)."""

@@ -16,7 +16,7 @@ fingerprint is a 409 that changes nothing. Rules, as Stripe's keys have them:
 * the fingerprint is the route plus the bound parameters (after validation, so `25`
   and `"25.00"` are one amount), without the key and without free text (`Wording`: a
   refund's reason, a user's notes by name only), as the reward rules' call identity
-  (server/servicebench/calls.py) has it: re-worded, it is the same write. Ids are
+  (server/servicebench/grading/calls.py) has it: re-worded, it is the same write. Ids are
   compared as sent: a retry re-sends its request, and a re-spelt one is refused, safely;
 * a key is recorded once the write's handler ran, whatever it answered: a write refused
   by its own rules (a refund over the balance: 400; a transition not allowed: 409)

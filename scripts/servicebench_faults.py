@@ -16,7 +16,7 @@ import json
 import re
 from pathlib import Path
 
-from servicebench_support_queue.server.servicebench.fault_table import (
+from servicebench_support_queue.server.servicebench.faults.table import (
     faults_markdown,
     measure_faults,
 )

@@ -18,7 +18,7 @@ from typing import Any
 
 from servicebench_support_queue.server.servicebench.catalogue import families_of_task
 from servicebench_support_queue.server.servicebench.environment import ServiceBenchEnvironment
-from servicebench_support_queue.server.servicebench.faults import LEVELS
+from servicebench_support_queue.server.servicebench.faults.schedule import LEVELS
 from servicebench_support_queue.server.servicebench.oracle import next_action
 from servicebench_support_queue.server.servicebench.tasks import TASK_CARDS
 

@@ -28,7 +28,7 @@ from .. import __version__
 from ..action_tools import openai_tools
 from ..models import TaskCard
 from ..openenv_types import EnvironmentMetadata
-from . import log_redaction, mcp_http, origins, task_api, warmup, ws
+from . import log_redaction, origins, task_api, warmup, ws
 from .encoding import error_payload, model_json
 from .episode import EpisodeError
 from .episodes import MAX_STEP_INDEX, Episodes, ResetRequest, describe_errors
@@ -41,8 +41,9 @@ from .fast_path import (
     step_result,
     unexpected_error_json,
 )
-from .mcp import McpServer
-from .mcp_sessions import Attachments
+from .mcp import http as mcp_http
+from .mcp.server import McpServer
+from .mcp.sessions import Attachments
 from .owners import scope_client
 from .settings import Settings
 from .web import install_docs

@@ -21,7 +21,7 @@ A connection may instead attach to an MCP session (`/ws?session_id=`, as OpenEnv
 `MCPToolClient` connects): its messages then play that session's episode, a reset
 restarts it under the same id, and the session outlives the connection (the
 connection never drops it). A `{"type": "mcp", "data": <JSON-RPC request>}` message is
-answered by the MCP server (server/mcp.py) as `{"type": "mcp", "data": <JSON-RPC
+answered by the MCP server (server/mcp/server.py) as `{"type": "mcp", "data": <JSON-RPC
 response>}`, for the attached session.
 
 Every message gets a reply: one that is not JSON this server accepts
@@ -44,8 +44,8 @@ from . import strict_json
 from .encoding import model_json, result_json, typed_message
 from .episode import EpisodeError
 from .episodes import Episodes, InvalidRequestError, checked_step_index
-from .mcp import SESSION, McpServer
-from .mcp_sessions import Caller
+from .mcp.server import SESSION, McpServer
+from .mcp.sessions import Caller
 from .owners import UNKNOWN_CLIENT, Actor, connection_owner, scope_client
 
 __all__ = ["SessionLimit", "WebSocket", "serve"]

@@ -2,7 +2,7 @@
 
     python mcp_sdk_player.py URL
 
-tests/server/test_mcp_clients.py drives it, in this project's environment (SDK 1.x) and in the
+tests/server/mcp/test_clients.py drives it, in this project's environment (SDK 1.x) and in the
 2.x venv .ci/run builds ($MCP2_VENV), so both majors play the same episodes. It connects as the
 snippet of docs/tools-mcp.md does (the same code for both: 1.x's transport yields a third item, 2.x's two),
 prints `initialize`'s result as one JSON line, then answers each request line on stdin

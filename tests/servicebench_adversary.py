@@ -20,14 +20,14 @@ from servicebench_support_queue.models import (
     ServiceBenchObservation,
 )
 from servicebench_support_queue.server.servicebench.environment import ServiceBenchEnvironment
-from servicebench_support_queue.server.servicebench.oracle import next_action
-from servicebench_support_queue.server.servicebench.outcome import episode_outcome
-from servicebench_support_queue.server.servicebench.reward_table import (
+from servicebench_support_queue.server.servicebench.grading.outcome import episode_outcome
+from servicebench_support_queue.server.servicebench.grading.reward_table import (
     BASE_ALLOWANCE,
     REWARD_TABLE,
     UNDONE,
     non_completing_ceiling,
 )
+from servicebench_support_queue.server.servicebench.oracle import next_action
 
 SEED_CEILINGS = {
     "order_status_lookup": 0.45,

@@ -13,16 +13,16 @@ from typing import Any
 from servicebench_support_queue.models import ServiceBenchAction, ServiceBenchObservation
 from servicebench_support_queue.server.servicebench import oracle
 from servicebench_support_queue.server.servicebench.environment import ServiceBenchEnvironment
-from servicebench_support_queue.server.servicebench.faults import (
+from servicebench_support_queue.server.servicebench.faults.oracle import (
+    KEY,
+    through_faults,
+    without_faults,
+)
+from servicebench_support_queue.server.servicebench.faults.schedule import (
     RATE_LIMITED,
     TIMEOUT,
     UNAVAILABLE,
     Scheduled,
-)
-from servicebench_support_queue.server.servicebench.oracle_faults import (
-    KEY,
-    through_faults,
-    without_faults,
 )
 
 Policy = Callable[[Sequence[ServiceBenchObservation]], ServiceBenchAction | None]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from servicebench_support_queue.mock_services import ServiceState
-from servicebench_support_queue.server.servicebench.rewards import (
+from servicebench_support_queue.server.servicebench.grading.rewards import (
     ApiCall,
     Progress,
     StepOutcome,

@@ -34,8 +34,8 @@ from servicebench_support_queue.models import (
 )
 from servicebench_support_queue.server.app import create_app
 from servicebench_support_queue.server.servicebench.environment import ServiceBenchEnvironment
+from servicebench_support_queue.server.servicebench.grading.outcome import episode_outcome
 from servicebench_support_queue.server.servicebench.oracle import next_action
-from servicebench_support_queue.server.servicebench.outcome import episode_outcome
 from servicebench_support_queue.server.settings import Settings
 from servicebench_support_queue.server.support_queue.environment import SupportQueueEnvironment
 from servicebench_support_queue.server.support_queue.heuristic import triage

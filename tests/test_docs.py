@@ -76,7 +76,7 @@ NOT_RUNNABLE = {
     ),
     "uv venv /tmp/mcp2 && uv pip install --python /tmp/mcp2/bin/python -r "
     ".ci/mcp2-requirements.txt && MCP2_VENV=/tmp/mcp2 uv run --frozen --extra test pytest "
-    "tests/server/test_mcp_clients.py tests/test_readme_mcp.py": (
+    "tests/server/mcp/test_clients.py tests/test_readme_mcp.py": (
         "builds a venv, then part of the suite: .ci/run builds the same venv from the same file "
         "and runs these tests"
     ),

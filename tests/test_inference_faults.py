@@ -30,7 +30,7 @@ from servicebench_support_queue.agents.servicebench_llm import (
 from servicebench_support_queue.agents.sweep import plan_episodes
 from servicebench_support_queue.models import ServiceBenchObservation, TaskCard
 from servicebench_support_queue.report import render_html
-from servicebench_support_queue.server.servicebench.faults import LEVELS
+from servicebench_support_queue.server.servicebench.faults.schedule import LEVELS
 
 SEEDS = "1-2"
 SCENARIOS: dict[str, Scenario] = {

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
 from checkout import REPO
 
 NOT_FOR_SERVING = (
@@ -105,6 +106,30 @@ def test_openenvs_submodules_import_first_through_the_lazy_packages() -> None:
         import openenv.core.env_server
         assert openenv.core.EnvClient is EnvClient
         assert "create_fastapi_app" in vars(openenv.core.env_server)
+        """,
+        IDENTITY,
+    )
+
+
+@pytest.mark.parametrize(
+    "first",
+    [
+        "openenv.core.env_server.mcp_types",
+        "openenv.core.env_server.http_server",
+        "openenv.core.mcp_client",
+        "openenv.core.utils",
+        "openenv.core.env_server",
+    ],
+)
+def test_any_openenv_module_imports_first_after_our_package(first: str) -> None:
+    """Whichever of OpenEnv's modules a user imports first after ours, it imports: a module of
+    `env_server` needs `openenv.core.utils` before `openenv/core/__init__.py` may run (that
+    order raised "'openenv.core' is not a package" when the packages were LazyLoader's)."""
+    run(
+        f"""
+        import sys, importlib
+        import servicebench_support_queue.models
+        importlib.import_module({first!r})
         """,
         IDENTITY,
     )

@@ -1,7 +1,8 @@
-"""ServiceBench: an agent resolves customer requests by calling three in-process services.
+"""ServiceBench: an agent resolves customer requests by calling in-process services.
 
-environment.py plays an episode; tasks.py, rewards.py (with reward_table.py, milestones.py,
-calls.py and outcome.py) grade it; variants.py generates seeded variants (families.py plants
-each family's situation in world.py's drafts), and proof.py proves them with oracle.py (the
-optimal policy) and refund_readings.py.
+environment.py plays an episode and grading/ grades it (rewards, milestones, call identity,
+effects, the outcome check). tasks.py and catalogue.py hold the task cards and the families;
+variants.py generates the seed tasks' variants (families.py plants each situation in world.py's
+drafts) and requests/ the request families'; proof.py proves every variant with oracle.py (the
+optimal policy) and refund_readings.py. faults/ makes the services fail as real ones do.
 """

@@ -3,12 +3,12 @@
 `draw(task_id, seed, attempt, family)` is the environment's generator (server/variants.py
 caches and proves what it returns). The seed's three tasks are drawn by variants.py;
 every other task card is a request task, whose families are drawn by
-request_variants.py (a seed alone picks one with `default_family`).
+requests/variants.py (a seed alone picks one with `default_family`).
 """
 
 from __future__ import annotations
 
-from .request_variants import build_request_variant, default_family
+from .requests.variants import build_request_variant, default_family
 from .tasks import SEED_TASK_IDS
 from .variants import Variant, build_variant
 

@@ -5,18 +5,18 @@ An episode is a fresh copy-on-write `ServiceState` over the shared seed data, th
 task's spec and the reward progress; `reset` and `step` therefore cost microseconds
 and an idle episode a few hundred bytes.
 
-Observation shape of `api_response` (one shape for every call; fault_calls.api_response):
+Observation shape of `api_response` (one shape for every call; faults.calls.api_response):
 * success: ``{"status_code": 200, "data": {...the endpoint's response...}}``
 * failure: ``{"status_code": 400|404|405|409, "error": "what was wrong"}``, with
   ``success: false`` and the same text in ``error_message``.
 The first observation (after reset) has ``api_response == {}``: no call was made yet.
 
 Faults: `reset(..., faults="light"|"heavy")` makes the services fail now and then, on a
-schedule fixed by the variant, the level and the calls (server/servicebench/faults.py):
+schedule fixed by the variant, the level and the calls (server/servicebench/faults/schedule.py):
 a 503, a 429 with `retry_after_steps`, a 504 (on a write: applied or not, unsaid) inside
 `api_response`, with ``success: false``; or a stale read. A fault answer earns nothing and
 costs nothing, and adds to the step budget (`info["max_steps"]`); what the grader sees of a
-timed-out write is server/servicebench/fault_calls.py. With faults on, every observation's
+timed-out write is server/servicebench/faults/calls.py. With faults on, every observation's
 `info["faults_injected"]` counts the faults answered so far, the final one's
 `info["faults"]` is the fault report (`FaultyServices.summary`: what an evaluation needs to
 tell the faults' failures from the agent's own), and the state lists the faults
@@ -24,7 +24,7 @@ tell the faults' failures from the agent's own), and the state lists the faults
 faults off, nothing of this appears: every observation and state is as before.
 ``info["reward_signals"]`` lists the reward-table rows the last call triggered; the
 final observation's ``info["outcome"]`` is the end-state check of
-server/servicebench/outcome.py, also the state's ``outcome`` once the episode is done.
+server/servicebench/grading/outcome.py, also the state's ``outcome`` once the episode is done.
 Before that the state's ``outcome`` is null: the check compares the world with the
 expected end state, so it would show the answer (the amount to refund) to anyone who
 reads the state. Nothing served before the end carries an expected value.
@@ -61,11 +61,11 @@ from ..seeds import CANONICAL_SEED
 from ..splits import Family
 from .catalogue import families_of_task
 from .draw import draw
-from .fault_calls import Answer, FaultyServices, api_response
-from .faults import LEVELS, FaultPlan, most_growth
-from .outcome import episode_outcome
+from .faults.calls import Answer, FaultyServices, api_response
+from .faults.schedule import LEVELS, FaultPlan, most_growth
+from .grading.outcome import episode_outcome
+from .grading.rewards import ApiCall, Progress, score_call
 from .proof import prove
-from .rewards import ApiCall, Progress, score_call
 from .split_families import build_family_variant, registry_families
 from .tasks import ENV_NAME, SEED_TASK_IDS, TASK_CARDS, TaskSpec
 from .variants import Variant, canonical_variant
@@ -219,7 +219,7 @@ class ServiceBenchEnvironment(
         self, action: ServiceBenchAction, faults: FaultyServices
     ) -> ObservationFields:
         """One call under the fault schedule: a fault answer is graded nothing; an answer
-        that reveals timed-out writes grades them first (fault_calls.py)."""
+        that reveals timed-out writes grades them first (faults/calls.py)."""
         assert self._spec is not None
         params = dict(action.params)
         answer = faults.call(

@@ -17,8 +17,8 @@ from ...models import ServiceBenchObservation
 from .catalogue import FAMILIES, FAMILY_DATA, FamilyInfo
 from .controls import CONTROLS, run_control
 from .environment import ServiceBenchEnvironment
+from .grading.reward_table import FAMILY_BONUSES, FAMILY_PENALTIES, FAMILY_TABLES, reads_ceiling
 from .oracle import next_action
-from .reward_table import FAMILY_BONUSES, FAMILY_PENALTIES, FAMILY_TABLES, reads_ceiling
 
 TABLE_SEEDS: tuple[int, ...] = (*range(1, 11), *range(100_000, 100_005))
 """Ten training and five held-out seeds of every family (the family named at reset)."""

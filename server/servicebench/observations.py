@@ -1,6 +1,6 @@
 """Reading ServiceBench observations as an agent does: fields, response data, ids in text.
 
-What the oracles (oracle.py for the seed's tasks, request_oracle.py for the request
+What the oracles (oracle.py for the seed's tasks, requests/oracle.py for the request
 families) share: they know procedures, not data, and read every id and amount out of
 the observations with these.
 """

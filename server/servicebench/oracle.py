@@ -17,7 +17,7 @@ failed on what its next call is about (see `_refused`). It is never given a vari
 answer: the variant proofs (server/servicebench/proof.py) play it against the
 environment to show each generated task is solvable from the observations alone, with
 faults on too: it retries, waits, keys its writes and checks a timed-out write
-(oracle_faults.py).
+(faults/oracle.py).
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ from ...mock_services.paths import (
     USERS_LOOKUP,
 )
 from ...models import ServiceBenchAction
+from .faults.oracle import through_faults
 from .observations import (
     CENT,
     EMAIL,
@@ -54,9 +55,8 @@ from .observations import data as _data
 from .observations import field as _field
 from .observations import find as _find
 from .observations import money as _money
-from .oracle_faults import through_faults
-from .request_oracle import PROCEDURES as REQUEST_TASKS
-from .request_oracle import next_request_action
+from .requests.oracle import PROCEDURES as REQUEST_TASKS
+from .requests.oracle import next_request_action
 
 TARGET_STATUS = re.compile(r"status to '([a-z_]+)'")
 DAMAGED_UNITS = re.compile(r"\b(\d+) of the \d+ units\b")
@@ -308,7 +308,7 @@ def _refused(observation: ObservationLike, action: ServiceBenchAction) -> bool:
 
 def next_action(history: Sequence[ObservationLike]) -> ServiceBenchAction | None:
     """The next optimal call given the episode's observations so far, or None when done;
-    through faults, as oracle_faults.py plays them."""
+    through faults, as faults/oracle.py plays them."""
     if not history or _field(history[-1], "done"):
         return None
     return through_faults(history, _planned)

@@ -19,7 +19,7 @@ environment on that variant, and rejects the variant unless:
    (refunds are graded in exact cents: outcome.expectation_met);
 4. no derived amount (`variant.hidden_cents`) is stated in the prompt or in any
    response the oracle combined: it has to be worked out;
-5. at every fault level (server/servicebench/faults.py), the oracle playing through
+5. at every fault level (server/servicebench/faults/schedule.py), the oracle playing through
    the variant's faults still scores exactly 1.0, its rows summing to 1.0, and leaves
    exactly the expected end state.
 
@@ -41,9 +41,9 @@ from ...mock_services import to_cents
 from ...mock_services.paths import ORDERS_PROCESS_REFUND, USERS_LOOKUP
 from ...models import ServiceBenchAction, ServiceBenchObservation
 from ..variants import require
-from .faults import LEVELS
+from .faults.schedule import LEVELS
+from .grading.rewards import REWARD_TABLE
 from .oracle import next_action
-from .rewards import REWARD_TABLE
 from .variants import Variant
 
 OPTIMAL_CALLS = {"order_status_lookup": 2, "return_and_refund": 5, "billing_discrepancy": 4}

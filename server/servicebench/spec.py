@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 from ...mock_services import to_cents
 from ...mock_services.paths import INVENTORY_LOOKUP
 from ...models import TaskCard
-from .effects import EffectKey
+from .grading.effects import EffectKey
 
 
 class Expect(NamedTuple):

@@ -10,7 +10,7 @@ amounts. The support policy served with it is drawn from its own stream, so the 
 is the one the seed always drew, and only with values under which the task's answer
 stays right (a limit at or above its refund; the world's own return window).
 Validity is not assumed here: proof.py proves every variant. The request families
-(the other task cards) are drawn by request_variants.py; draw.py picks the builder.
+(the other task cards) are drawn by requests/variants.py; draw.py picks the builder.
 """
 
 from __future__ import annotations

@@ -43,7 +43,7 @@ REPLAY_NEUTRAL = (
     "server/home.py",
     "server/http_api.py",
     "server/log_redaction.py",
-    "server/mcp.py",
+    "server/mcp",
     "server/owners.py",
     "server/sessions.py",
     "server/settings.py",

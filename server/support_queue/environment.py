@@ -9,7 +9,7 @@ to the next; the episode is done after the last ticket. Rewards:
   `cumulative_reward` over the tickets graded so far (over all once done), in [0, 1];
 * observation `reward`: the change of `cumulative_reward` the step made.
 
-Penalty carry, as ServiceBench carries its penalties (server/servicebench/rewards.py): the
+Penalty carry, as ServiceBench carries its penalties (server/servicebench/grading/rewards.py): the
 balance is the sum of the tickets' unclamped totals (`raw_total`: labels + coverage - the
 unsafe-reply penalty, in [-0.10, 1.0]); `cumulative_reward` is `max(0, balance)`. A ticket
 graded alone is clamped to [0, 1] (its grading's `reward`, the seed's ticket reward), but

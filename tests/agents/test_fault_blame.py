@@ -1,6 +1,6 @@
 """Whose fault a failed episode is (agents/fault_blame.py), on states built call by call.
 
-tests/server/servicebench/test_fault_controls.py checks the same rule on real episodes of
+tests/server/servicebench/faults/test_controls.py checks the same rule on real episodes of
 the fault controls; here each clause of the rule is held to a state made for it.
 """
 

@@ -116,10 +116,14 @@ def stored_episodes(database: Path) -> set[str]:
 
 
 def play_one_step(url: str) -> str:
-    started = httpx.post(f"{url}/reset", json={"task_id": "order_status_lookup"}, timeout=30)
+    """One reset and one step; a fresh worker's first reset waits for its warm-up, which takes
+    long on a loaded machine (a 30 s limit timed out in CI), hence the startup's patience."""
+    started = httpx.post(f"{url}/reset", json={"task_id": "order_status_lookup"}, timeout=STARTUP_S)
     episode_id = started.json()["episode_id"]
     action = {"service": "user", "endpoint": "/users/lookup", "params": {"email": "x@y.z"}}
-    step = httpx.post(f"{url}/step", json={"action": action, "episode_id": episode_id}, timeout=30)
+    step = httpx.post(
+        f"{url}/step", json={"action": action, "episode_id": episode_id}, timeout=STARTUP_S
+    )
     assert step.status_code == 200, step.text
     return episode_id
 

@@ -13,8 +13,9 @@ from starlette.testclient import WebSocketDenialResponse
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
-from servicebench_support_queue.server import mcp_http, origins
+from servicebench_support_queue.server import origins
 from servicebench_support_queue.server.app import create_app
+from servicebench_support_queue.server.mcp import http as mcp_http
 from servicebench_support_queue.server.settings import Settings
 
 FOREIGN = ("https://evil.example", "http://localhost.evil.example", "null", "file://")

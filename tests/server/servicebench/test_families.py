@@ -24,7 +24,7 @@ from servicebench_support_queue.server.servicebench.catalogue import (
 from servicebench_support_queue.server.servicebench.environment import ServiceBenchEnvironment
 from servicebench_support_queue.server.servicebench.oracle import next_action
 from servicebench_support_queue.server.servicebench.policy import CANONICAL_POLICY, read_policy
-from servicebench_support_queue.server.servicebench.request_variants import default_family
+from servicebench_support_queue.server.servicebench.requests.variants import default_family
 from servicebench_support_queue.server.servicebench.tasks import SEED_TASK_IDS, TASK_CARDS
 
 SWEEP = (*range(TRAIN.start, TRAIN.start + 24), *range(HELD_OUT.start, HELD_OUT.start + 8))

@@ -26,11 +26,11 @@ from servicebench_adversary import (
 )
 
 from servicebench_support_queue.server.servicebench.catalogue import FAMILIES
-from servicebench_support_queue.server.servicebench.oracle import next_action
-from servicebench_support_queue.server.servicebench.reward_table import (
+from servicebench_support_queue.server.servicebench.grading.reward_table import (
     REWARD_TABLE,
     non_completing_ceiling,
 )
+from servicebench_support_queue.server.servicebench.oracle import next_action
 from servicebench_support_queue.server.servicebench.tasks import SEED_TASK_IDS
 
 REQUEST = [info for info in FAMILIES if info.task_id not in SEED_TASK_IDS]

@@ -25,7 +25,7 @@ from servicebench_support_queue.server.servicebench.family_table import (
     measure,
     rows_markdown,
 )
-from servicebench_support_queue.server.servicebench.reward_table import (
+from servicebench_support_queue.server.servicebench.grading.reward_table import (
     FAMILY_TABLES,
     reads_ceiling,
 )

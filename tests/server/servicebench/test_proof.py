@@ -12,8 +12,8 @@ import pytest
 from server_process import CHILD_TIMEOUT
 
 from servicebench_support_queue.mock_services import to_cents
-from servicebench_support_queue.server.servicebench import outcome
 from servicebench_support_queue.server.servicebench.environment import ServiceBenchEnvironment
+from servicebench_support_queue.server.servicebench.grading import outcome
 from servicebench_support_queue.server.servicebench.proof import _graded_wrong, play_oracle, prove
 from servicebench_support_queue.server.servicebench.refund_readings import Readings
 from servicebench_support_queue.server.servicebench.variants import (

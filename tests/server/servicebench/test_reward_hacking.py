@@ -30,11 +30,11 @@ from servicebench_adversary import (
     spellings,
 )
 
-from servicebench_support_queue.server.servicebench.oracle import next_action
-from servicebench_support_queue.server.servicebench.reward_table import (
+from servicebench_support_queue.server.servicebench.grading.reward_table import (
     REWARD_TABLE,
     non_completing_ceiling,
 )
+from servicebench_support_queue.server.servicebench.oracle import next_action
 
 TASKS = ("order_status_lookup", "return_and_refund", "billing_discrepancy")
 SEEDS: tuple[int | None, ...] = (None, 1, 2, 3, 4, 5, 7, 11, 12, 100003)

@@ -13,7 +13,7 @@ from mcp_support import Session, initialize_params, rpc
 from server_process import free_port
 
 from servicebench_support_queue.server.app import create_app
-from servicebench_support_queue.server.mcp_rpc import INTERNAL_ERROR
+from servicebench_support_queue.server.mcp.rpc import INTERNAL_ERROR
 from servicebench_support_queue.server.settings import Settings
 
 JANE = {"email": "jane.doe@example.com"}

@@ -8,7 +8,7 @@ import re
 from playground_support import call, chromium, require_chromium, server_state
 from playwright.sync_api import Page, expect
 
-from servicebench_support_queue.server.servicebench.fault_controls import run_fault_control
+from servicebench_support_queue.server.servicebench.faults.controls import run_fault_control
 
 require_chromium()
 
