@@ -40,15 +40,17 @@ REPLAY_NEUTRAL = (
     "server/encoding.py",
     "server/episodes.py",
     "server/fast_path.py",
-    "server/home.py",
     "server/http_api.py",
     "server/log_redaction.py",
     "server/mcp",
+    "server/origins.py",
     "server/owners.py",
+    "server/protocols",
     "server/sessions.py",
     "server/settings.py",
     "server/store",
     "server/strict_json.py",
+    "server/web",
     "server/ws.py",
 )
 """What cannot change what a log replays to: the agents, the clients, the transports and

@@ -26,6 +26,7 @@ from servicebench_support_queue.server.encoding import result_json
 from servicebench_support_queue.server.episode import EpisodeEnvironment
 from servicebench_support_queue.server.servicebench.environment import ServiceBenchEnvironment
 from servicebench_support_queue.server.splits import SPLIT_NAMES
+from servicebench_support_queue.server.store import log
 from servicebench_support_queue.server.store.log import Header, Replayer, entry_of, same_action
 from servicebench_support_queue.server.support_queue.environment import SupportQueueEnvironment
 
@@ -273,3 +274,21 @@ def test_an_episode_of_a_named_family_replays_into_the_same_family() -> None:
     plain = ServiceBenchEnvironment()
     plain.reset(task_id="billing_discrepancy", seed=5, episode_id="p")
     assert "family" not in Header.of(plain).to_json(), "a header without a family reads as before"
+
+
+def test_every_replay_neutral_path_exists_and_the_environments_are_versioned() -> None:
+    """A stale entry (a module since moved) would silently version what it meant to exempt;
+    the environments, their services and the data must always count."""
+    root = log.PACKAGE_ROOT
+    missing = [name for name in log.REPLAY_NEUTRAL if not (root / name).exists()]
+    assert not missing, missing
+    versioned = {path.relative_to(root).as_posix() for path in log._replay_files(root)}
+    for needed in (
+        "server/servicebench/environment.py",
+        "server/servicebench/grading/rewards.py",
+        "server/support_queue/grader.py",
+        "mock_services/state.py",
+        "data/servicebench.json",
+    ):
+        assert needed in versioned, needed
+    assert not any(path.startswith(("server/web/", "server/mcp/")) for path in versioned)
