@@ -10,6 +10,7 @@ import textwrap
 
 import pytest
 from checkout import REPO
+from server_process import CHILD_TIMEOUT
 
 NOT_FOR_SERVING = (
     "gradio",
@@ -29,7 +30,7 @@ def run(*parts: str) -> None:
         cwd=REPO,
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=CHILD_TIMEOUT,
     )
     assert done.returncode == 0, done.stderr[-4000:]
 

@@ -91,7 +91,7 @@ def test_the_quick_subset_is_the_documented_one_and_collects_part_of_the_suite()
     documented = code_blocks(section("The whole suite", "docs/testing.md"), "bash")
     assert quick in [commands(block, "bash")[0] for block in documented]
     assert quick.startswith("uv run --frozen --extra test pytest tests/")
-    done = run_as_written(quick + " --collect-only", timeout=600)
+    done = run_as_written(quick + " --collect-only", timeout=CHILD_TIMEOUT)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     collected = int(re.search(r"(\d+) tests? collected", done.stdout)[1])
     assert collected > 500, done.stdout[-2000:]

@@ -27,6 +27,7 @@ from doc_commands import user_environment
 from fake_openai import FakeOpenAI, Recorded, Reply, Text
 from inference_support import heuristic_brain, parse_episodes
 from readme_support import code_blocks, commands, normalized, page, section
+from server_process import CHILD_TIMEOUT
 from test_readme_report import REPORT_COMMAND
 
 from servicebench_support_queue.agents.config import DEFAULT_MODEL_NAME, DEFAULT_OUTPUT
@@ -198,7 +199,7 @@ def test_the_unreachable_endpoint_example_prints_what_the_page_shows(
         env=environment(live_server, "http://127.0.0.1:9/unused"),
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=CHILD_TIMEOUT,
     )
     elided = [line.removeprefix("... ") for line in shown if line.startswith("... ")]
     assert done.stdout.splitlines() == [line for line in shown if not line.startswith("... ")]
