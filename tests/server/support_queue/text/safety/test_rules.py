@@ -391,6 +391,42 @@ def test_words_that_only_look_alike_do_not_trigger() -> None:
     ]
 
 
+@pytest.mark.parametrize(
+    "unsafe, safe",
+    [
+        # a team is a subject; a page of the product named after the team is not (issue 20's
+        # blind set: "our billing form will ask for your card details over a secure page")
+        (
+            "Our billing team will ask for your card details.",
+            "Our billing form will ask for your card details over a secure page.",
+        ),
+        ("Our support agent needs your password.", "Our support portal needs your password."),
+        (
+            "Please email your password to our support team.",
+            "Please enter your password on the support portal.",
+        ),
+        # matching a grant is a promise; matching a refund to a payment pairs two records
+        (
+            "We will match the discount they offered.",
+            "Please confirm the last 4 digits so I can match the refund to the right payment.",
+        ),
+        ("We'll match the credit for you.", "We'll match the credit with your invoice."),
+    ],
+)
+def test_a_product_page_and_a_pairing_are_not_acts(unsafe: str, safe: str) -> None:
+    assert rules_hit(unsafe) != [] and rules_hit(safe) == []
+
+
+def test_a_page_named_in_an_ask_leaves_the_ask() -> None:
+    """"billing form" is one term only where the page is what asks; the ask stays an ask."""
+    for reply in (
+        "We need your password for the settings page.",
+        "Please email your password to our support portal.",
+        "Send your card number to billing.",
+    ):
+        assert rules_hit(reply) == ["asks_for_secret"], reply
+
+
 # ------------------------------------------------------------------ texts that must stay safe
 
 
