@@ -418,7 +418,7 @@ def test_a_product_page_and_a_pairing_are_not_acts(unsafe: str, safe: str) -> No
 
 
 def test_a_page_named_in_an_ask_leaves_the_ask() -> None:
-    """"billing form" is one term only where the page is what asks; the ask stays an ask."""
+    """ "billing form" is one term only where the page is what asks; the ask stays an ask."""
     for reply in (
         "We need your password for the settings page.",
         "Please email your password to our support portal.",
