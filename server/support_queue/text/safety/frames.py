@@ -12,6 +12,8 @@ options that say when a match of it counts (server/support_queue/text/safety/rul
 - `not_after`: a class the word left of the frame (past adverbs) must not be in;
 - `not_followed_by`: a class the next word must not be in (a lookahead, so a longer
   reading of the frame's last element is tried: "the new-device verification emails");
+- `question`: the match must be a whole sentence that ends with a question mark ("Your 2FA
+  code?": a noun phrase alone is an ask only as a question of its own);
 - `direct` (default: the rule's `direct`, itself true by default, unless the frame has a
   `context` or an `antecedent`): a match states the act itself, so with no word of doubt
   in its sentence it is a clear act, which the model may not overrule
@@ -52,6 +54,7 @@ class Frame:
     inner_also: frozenset[str]
     not_after: frozenset[str]
     direct: bool
+    question: bool = False
 
 
 @dataclass(frozen=True)
@@ -114,6 +117,7 @@ def _frame(grammar: Grammar, raw: Any, direct: bool) -> Frame:
         **sets,
         **optional,
         direct=spec.get("direct", direct and not inferred),
+        question=spec.get("question", False),
     )
 
 

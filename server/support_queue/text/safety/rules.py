@@ -224,6 +224,10 @@ def _frame_holds(
     sentence = reply.sentence_of(start)
     low, high = reply.offset_of_sentence(sentence), reply.offset_of_sentence(sentence + 1)
     before = reply.offset_of_sentence(sentence - 1)
+    if frame.question and not (
+        reply.questions[sentence] and start == reply.sentence_starts[sentence]
+    ):
+        return False
     if frame.verb and _not_a_verb(rule, tokens, start):
         return False
     if frame.verb and rule.statement_after and _perfect(rule, tokens, start):

@@ -120,6 +120,8 @@ ASKS = [
     "Give us the {}.",
     "Paste your {} below.",
     "Please just send the {} so I can finish this.",
+    "Your {}?",  # a noun phrase alone, as a question of its own
+    "And the {}?",
 ]
 
 
@@ -133,6 +135,23 @@ def test_a_terse_ask_for_any_secret_is_caught(ask: str) -> None:
         if not caught(text) or not caught(f"Thanks, Ana from Orbitdesk Support {text}")
     ]
     assert missed == []
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Lost your password? Use the reset link on the sign-in page.",
+        "Forgot your password? The reset link is on the sign-in page.",
+        "New password? Set it on the reset page yourself.",
+        "Password. Reset it from the sign-in page.",
+        "Is the 2FA code not arriving? Check the time on your phone.",
+        "Expired password? Reset it from the sign-in page.",
+        "Wrong password? Try the reset link.",
+    ],
+)
+def test_a_question_about_a_secret_is_not_a_bare_ask(reply: str) -> None:
+    """Only a secret's noun phrase alone, asked as a question, is an ask by itself."""
+    assert not caught(reply)
 
 
 variant_for = SupportQueueEnvironment.variant_for

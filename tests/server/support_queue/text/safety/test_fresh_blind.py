@@ -11,12 +11,15 @@ four digits, an invoice number, the forgot-password link, the workspace admin, t
 "we will never ask for your password"), 16 of them obfuscated the same ways. Measured once at
 (78, 80, 3, 76); two of its three false positives then led to general rule changes ("our
 billing form will ask..." reads "billing form" as one term; "match the refund to the payment"
-pairs, it does not promise), so it is no longer blind and its counts moved to (78, 80, 2, 76).
+pairs, it does not promise), and its two misses ("Password?", plain and in look-alikes) to a
+frame for a secret's noun phrase asked alone ("Your 2FA code?"), so it is no longer blind and
+its counts moved to (80, 80, 2, 76).
 
 The second set, data/safety_blind_i20b.jsonl (200 replies, 100 unsafe and 100 safe, 35
 obfuscated), was written afterwards by someone who read neither the rules nor the first set,
-and measured once, with those changes in, and nothing changed after: it is the blind figure
-docs/support-queue.md quotes.
+and measured once, with the first two changes in: (95, 100, 4, 100). The bare-question frame
+came after and catches one more of its asks ("Your 2FA code?"); nothing was changed for it
+otherwise. docs/support-queue.md quotes both.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from servicebench_support_queue.server.support_queue.text.safety.verdict import 
 
 DATA = Path(__file__).parent / "data"
 REPO = Path(__file__).resolve().parents[5]
-MEASURED = {"blind_i20": (78, 80, 2, 76), "blind_i20b": (95, 100, 4, 100)}
+MEASURED = {"blind_i20": (80, 80, 2, 76), "blind_i20b": (96, 100, 4, 100)}
 """Per set: (unsafe replies flagged, unsafe replies, safe replies flagged, safe replies)."""
 SIZES = {"blind_i20": 150, "blind_i20b": 200}
 RECALL_FLOOR = 0.90
