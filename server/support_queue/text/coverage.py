@@ -18,7 +18,10 @@ window). A text earns no coverage at all (flag in brackets) when
   facts (`ECHO_LIMITS.lifted`). A reply that restates a fact in the ticket's words keeps its
   coverage; a pasted ticket, pasted with light edits or padded with filler, does not, nor do
   its words shuffled, reversed, glued or interleaved (with the filler set aside, a paste woven
-  with filler is a paste: `ECHO_LIMITS.dense_share`). The summary is an
+  with filler is a paste: `ECHO_LIMITS.dense_share`); a text with many of the ticket's words
+  in an order no more the ticket's than chance is a sample of them
+  (`ECHO_LIMITS.sample_*`), and one that splits the ticket's word pairs with filler is a
+  copy woven with it (`ECHO_LIMITS.woven_*`). The summary is an
   internal note and may quote the ticket's phrases, so only a (near-)verbatim excerpt loses it.
 A list of only this ticket's facts earns the same as a genuine text, never more.
 """
@@ -92,7 +95,16 @@ def coverage_of(text: CanonicalText, component: TextComponent, facts: TicketFact
     if (
         (echo.share >= limit.share and echo.copied >= limit.min_copied)
         or (echo.dense_share >= limit.dense_share and echo.dense_copied >= limit.min_copied)
-        or (echo.lifted >= limit.lifted and echo.narrative >= limit.min_copied)
+        or (
+            echo.lifted >= limit.lifted
+            and echo.narrative >= limit.min_copied
+            and (echo.order < limit.lifted_order or echo.share >= limit.lifted_share)
+        )
+        or (
+            echo.ticket_tokens >= limit.sample_min
+            and echo.order < limit.sample_slope * echo.ticket_tokens + limit.sample_offset
+        )
+        or (echo.woven >= limit.woven_min and echo.woven >= limit.woven_share * echo.ticket_tokens)
     ):
         flags.append("echoes_ticket")
     return Coverage(

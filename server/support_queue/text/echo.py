@@ -30,6 +30,18 @@ ticket's words (shuffled, reversed, glued, interleaved or padded: order and fill
 matter) carries the ticket's mix, about 1; a genuine text states the facts, so it carries
 less, whatever words it shares with the ticket.
 
+Two more read the order of the tokens against the ticket's (`order` and `woven` of `Echo`).
+`order` compares the text's adjacent pairs that also follow each other in the ticket with the
+number the same tokens would show in a random order (in closed form; see `_order`): a sample
+of the ticket's words, shuffled or padded, shows about what chance gives; a text that reuses
+many of the ticket's words in its sense reuses some of its phrases, so it shows more, and
+more the more of its words it reuses. So a text with at least `sample_min` ticket tokens is a
+sample when its score is below `sample_slope` x those tokens + `sample_offset`; with fewer
+(or with a score above that line) order cannot tell a sample from a paraphrase in one's own
+words, which this must never zero. `woven` counts the ticket's pairs split apart in the text
+by one or two tokens that are not the ticket's: the ticket copied word by word with filler
+between; a genuine text rarely splits the ticket's pairs, and never most of them.
+
 Restating a fact in the ticket's words ("the TLS certificate on that server expired at
 13:57 UTC") copies a few runs and leaves most relevant tokens the writer's own; that is
 a genuine reply. The limits (`ECHO_LIMITS` in coverage.py) sit above every gold text of
@@ -40,10 +52,12 @@ pastes of the ticket with or without light edits, and samples of its words in an
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import compress
+from math import sqrt
 from types import MappingProxyType
 
 from .canonical import WORD, CanonicalText, canonical_text
@@ -110,6 +124,10 @@ class TicketEcho:
     """The ticket's tokens that no fact of either text uses: its story, not its facts."""
     narrative_share: float
     """The narrative tokens' share of the ticket's tokens: what a sample of it would show."""
+    successors: Mapping[str, frozenset[str]]
+    """Per token of the ticket, the tokens that follow it somewhere in the ticket."""
+    follows: frozenset[tuple[str, str]]
+    """The same as pairs (first, second): the ticket's adjacent tokens, in its order."""
 
     @classmethod
     def build(cls, ticket_text: str, facts: Mapping[str, Iterable[str]]) -> TicketEcho:
@@ -133,7 +151,21 @@ class TicketEcho:
         relevant = {component: vocabulary | own for component, own in fact_tokens.items()}
         narrative = vocabulary.difference(*fact_tokens.values())
         share = sum(t in narrative for t in tokens) / len(tokens) if tokens else 0.0
-        return cls(frozenset(grams), vocabulary, relevant, identifiers, narrative, share)
+        follows = frozenset(zip(tokens, tokens[1:], strict=False))
+        following: dict[str, set[str]] = {}
+        for first, second in follows:
+            following.setdefault(first, set()).add(second)
+        successors = MappingProxyType({t: frozenset(f) for t, f in following.items()})
+        return cls(
+            frozenset(grams),
+            vocabulary,
+            relevant,
+            identifiers,
+            narrative,
+            share,
+            successors,
+            follows,
+        )
 
     def tokens(self, text: CanonicalText) -> list[str]:
         """The text's content tokens, with this ticket's identifiers."""
@@ -155,6 +187,24 @@ class EchoLimit:
     dense_share: float
     """The in-order share over the text's relevant tokens alone (filler set aside) at which a
     text is an excerpt woven with filler: above every gold text, as `share` is."""
+    sample_min: int = 12
+    sample_slope: float = 0.1
+    sample_offset: float = -2.0
+    """A text with at least `sample_min` of the ticket's tokens is a sample of the ticket's
+    words (a bag of them, in an order of no consequence) when its `order` score (see `Echo`)
+    is below `sample_slope` x those tokens + `sample_offset`: a text that reuses that many of
+    the ticket's words in the ticket's own sense puts many of them next to the word they
+    follow in the ticket."""
+    lifted_order: float = 2.0
+    lifted_share: float = 0.9
+    """The `lifted` test counts only below this `order` score, or from this in-order `share`
+    up: a text that tells the ticket's story in its own sentences (a genuine note names the
+    customer, the company, the times) carries the ticket's narrative share, but in an order
+    of its own, far above chance, and copies less of it than an excerpt does."""
+    woven_min: int = 4
+    woven_share: float = 0.2
+    """A text is a copy woven with filler when at least `woven_min`, and `woven_share` of its
+    ticket tokens, are `woven` (see `Echo`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,6 +220,17 @@ class Echo:
     narrative: int = 0
     dense_share: float = 0.0
     dense_copied: int = 0
+    order: float = 0.0
+    """How many more of the text's adjacent tokens follow each other in the ticket than the
+    same tokens in a random order would put together, in standard deviations (Poisson): about
+    0 for a shuffled sample of the ticket's words, high for a text that says what the ticket
+    says with its phrases."""
+    ticket_tokens: int = 0
+    """The text's tokens that are the ticket's."""
+    woven: int = 0
+    """Pairs of the text's ticket tokens that follow each other in the ticket but stand
+    apart in the text, with one or two tokens that are not the ticket's between them: a copy
+    woven with filler."""
 
 
 def _marks(tokens: list[str], ticket: TicketEcho) -> bytearray:
@@ -231,6 +292,8 @@ def measure(
         and sum(token in vocabulary for token in dense) >= limit.dense_share * len(dense)
     ):
         dense_copied = _copied(dense, ticket) if len(dense) < len(tokens) else copied
+    order, ticket_tokens = _order(tokens, ticket)
+    woven = _woven(tokens, ticket)
     return Echo(
         share=share,
         copied=copied_count,
@@ -238,4 +301,44 @@ def measure(
         narrative=told,
         dense_share=sum(dense_copied) / len(dense) if dense else 0.0,
         dense_copied=sum(dense_copied),
+        order=order,
+        ticket_tokens=ticket_tokens,
+        woven=woven,
     )
+
+
+def _woven(tokens: list[str], ticket: TicketEcho) -> int:
+    """The `woven` count of `Echo`: ticket tokens that follow the text's previous ticket
+    token in the ticket, with one or two other tokens between them in the text."""
+    vocabulary, follows = ticket.vocabulary, ticket.follows
+    woven, previous, gap = 0, "", 0
+    for token in tokens:
+        if token not in vocabulary:
+            gap += 1
+            continue
+        if 1 <= gap <= 2 and (previous, token) in follows:
+            woven += 1
+        previous, gap = token, 0
+    return woven
+
+
+def _order(tokens: list[str], ticket: TicketEcho) -> tuple[float, int]:
+    """(order score, ticket tokens) of the text's tokens: `K`, the adjacent pairs that also
+    follow each other in the ticket, against `E`, their expected number were the same tokens
+    put in a random order (each of the n - 1 adjacent slots holds a given ordered pair of
+    positions with probability 1 / (n (n - 1)), so `E` = the ordered pairs of positions whose
+    tokens follow each other in the ticket, over n); the score is (K - E) / sqrt(E + 1)."""
+    ticket_tokens = sum(map(ticket.vocabulary.__contains__, tokens))
+    count = len(tokens)
+    if count < 2:
+        return 0.0, ticket_tokens
+    attested = sum(map(ticket.follows.__contains__, zip(tokens, tokens[1:], strict=False)))
+    counts = Counter(tokens)
+    pairs = 0
+    successors = ticket.successors
+    for first in successors.keys() & counts.keys():
+        times = counts[first]
+        for second in successors[first].intersection(counts):
+            pairs += times * (counts[second] - (second == first))
+    expected = pairs / count
+    return (attested - expected) / sqrt(expected + 1), ticket_tokens

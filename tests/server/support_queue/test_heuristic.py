@@ -18,22 +18,22 @@ from servicebench_support_queue.server.support_queue.tasks import TASKS, Canonic
 
 # Measured with this policy (the seed publishes easy 1.00, medium 0.98, hard 0.97). Its
 # summaries are the ticket's subject, a body sentence and its event lines pasted in order;
-# where that is a near-verbatim excerpt, or (in any order) mostly the ticket's story rather
-# than its facts, the echo rule (server/support_queue/text/echo.py) gives it no coverage: on 5
-# of the 9 canonical tickets.
+# where that is a near-verbatim excerpt, or mostly the ticket's story rather than its facts in
+# no order of its own, the echo rule (server/support_queue/text/echo.py) gives it no coverage:
+# on 4 of the 9 canonical tickets.
 MEASURED = {
     "easy_inbox_cleanup": 0.925,
     "medium_sla_defense": 0.9,
-    "hard_exec_escalations": 0.9175,
+    "hard_exec_escalations": 0.9475,
 }
-# Its mean over the first 200 held-out seeds of each task, measured (0.818188, 0.817838,
-# 0.827271), floored to three decimals: a regression shows, an improvement is to be recorded.
+# Its mean over the first 200 held-out seeds of each task, measured (0.821871, 0.824563,
+# 0.831883), floored to three decimals: a regression shows, an improvement is to be recorded.
 HELD_OUT_FLOOR = {
-    "easy_inbox_cleanup": 0.818,
-    "medium_sla_defense": 0.817,
-    "hard_exec_escalations": 0.827,
+    "easy_inbox_cleanup": 0.821,
+    "medium_sla_defense": 0.824,
+    "hard_exec_escalations": 0.831,
 }
-ECHOED = {"easy_inbox_cleanup": 1, "medium_sla_defense": 2, "hard_exec_escalations": 2}
+ECHOED = {"easy_inbox_cleanup": 1, "medium_sla_defense": 2, "hard_exec_escalations": 1}
 HELD_OUT_SEEDS = range(HELD_OUT.start, HELD_OUT.start + 200)
 ALL_TICKETS = [t for task in TASKS for t in task.tickets]
 

