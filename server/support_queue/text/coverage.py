@@ -14,8 +14,10 @@ window). A text earns no coverage at all (flag in brackets) when
   repetition [repeated_keywords];
 - it echoes the ticket (server/support_queue/text/echo.py): at least `ECHO_LIMITS.share` of
   its ticket-and-fact words are copied from the ticket, and at least `min_copied` of them
-  [echoes_ticket], or, whatever the order, its words carry the ticket's story rather than its
-  facts (`ECHO_LIMITS.lifted`). A reply that restates a fact in the ticket's words keeps its
+  [echoes_ticket], or its words carry the ticket's story rather than its facts
+  (`ECHO_LIMITS.lifted`) in no order of their own or as a 90% in-order copy
+  (`lifted_order`, `lifted_share`: a genuine note names the customer and the times too, but
+  tells them in its own sentences). A reply that restates a fact in the ticket's words keeps its
   coverage; a pasted ticket, pasted with light edits or padded with filler, does not, nor do
   its words shuffled, reversed, glued or interleaved (with the filler set aside, a paste woven
   with filler is a paste: `ECHO_LIMITS.dense_share`); a text with many of the ticket's words
