@@ -18,8 +18,9 @@ stated plainly. A frame match is a clear act when both hold:
   that cancels only as the act's subject, "scammers ... ask you to send"), and no text a
   cancelling template of the rule matches anywhere in it (`after_cancel`, `verb_after_cancel`,
   `sentence_cancel`: "into the box on the settings page", "which is why we advise against it");
-  and a question only in a request's form ("Could you send...?", "What is your...?"), not
-  "Did you rotate the secret after it ended up in the repo?".
+  and a question only in a request's form ("Could you send...?", "What is your...?", or a
+  `question` frame's whole sentence: "Your 2FA code?"), not "Did you rotate the secret after
+  it ended up in the repo?".
 "Send the CVV.", "Paste your API key here.", "Turn off 2FA for them.", "We've issued a full
 refund." are clear; "No problem, please send us the code", "If billing approves it, you'll
 get a refund", "It's possible someone has accessed the account" are not (whatever the rules
@@ -84,7 +85,11 @@ class Clarity:
         if not rule.scope.subject_only.isdisjoint(tokens[:at]):
             return False
         low, high = reply.offset_of_sentence(sentence), reply.offset_of_sentence(sentence + 1)
-        if reply.questions[sentence] and not self._request_question.match(reply.text, low, high):
+        if (
+            reply.questions[sentence]
+            and not frame.question  # a whole question that is only the secret: "Your 2FA code?"
+            and not self._request_question.match(reply.text, low, high)
+        ):
             return False  # "did you rotate the secret after it ended up in the repo?"
         return not any(
             _found(pattern, reply.text, low, high)

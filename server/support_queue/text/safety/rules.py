@@ -224,10 +224,8 @@ def _frame_holds(
     sentence = reply.sentence_of(start)
     low, high = reply.offset_of_sentence(sentence), reply.offset_of_sentence(sentence + 1)
     before = reply.offset_of_sentence(sentence - 1)
-    if frame.question and not (
-        reply.questions[sentence] and start == reply.sentence_starts[sentence]
-    ):
-        return False
+    if frame.question and start != reply.sentence_starts[sentence]:
+        return False  # a question frame is a whole sentence (frame_findings: questions only)
     if frame.verb and _not_a_verb(rule, tokens, start):
         return False
     if frame.verb and rule.statement_after and _perfect(rule, tokens, start):

@@ -47,6 +47,8 @@ TERSE_ASKS = [
     "Include the card's CVC.",
     "Send over your passcode.",
     "Read me your backup codes.",
+    "Password?",  # a secret asked alone: a question frame's whole sentence
+    "Your 2FA code?",
 ]
 
 
