@@ -18,7 +18,8 @@ window). A text earns no coverage at all (flag in brackets) when
   (`ECHO_LIMITS.lifted`) in no order of their own or as a 90% in-order copy
   (`lifted_order`, `lifted_share`: a genuine note names the customer and the times too, but
   tells them in its own sentences). A reply that restates a fact in the ticket's words keeps its
-  coverage; a pasted ticket, pasted with light edits or padded with filler, does not, nor do
+  coverage; a pasted ticket, pasted with light edits or padded with filler, or an excerpt of
+  its sentences, however short, in any order, does not, nor do
   its words shuffled, reversed, glued or interleaved (with the filler set aside, a paste woven
   with filler is a paste: `ECHO_LIMITS.dense_share`); a text with many of the ticket's words
   in an order no more the ticket's than chance is a sample of them

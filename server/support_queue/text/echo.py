@@ -17,7 +17,10 @@ In order (`share`): a token is *copied* when it belongs to three tokens, in orde
 backwards, with at most one token skipped on either side, that also stand together in the
 ticket (subject, body and events),
 and to a run of at least `MIN_RUN` such tokens; a run bridges single tokens that were
-changed, dropped or added, so light edits do not break it. The *share* is copied tokens /
+changed, dropped or added, so light edits do not break it. A token is copied too when it is
+one of its sentence's relevant tokens and those (at least `VERBATIM_MIN`) stand together, in
+that order, in the ticket: a sentence that is a piece of the ticket, however short (a name
+line, "Please return the duplicate."), with or without filler glued to it. The *share* is copied tokens /
 *relevant* tokens, the text's tokens that occur in the ticket or in the ticket's facts for
 that text. Filler ("thanks for your patience") is in neither, so diluting a paste with it
 does not lower the share; stating a fact in one's own words adds relevant tokens that are
@@ -52,18 +55,22 @@ pastes of the ticket with or without light edits, and samples of its words in an
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from itertools import compress
+from itertools import accumulate, compress, groupby
 from math import sqrt
 from types import MappingProxyType
 
-from .canonical import WORD, CanonicalText, canonical_text
+from .canonical import WORD, CanonicalText, canonical_text, words_of
 from .words import STOP_WORDS, stem
 
 MIN_RUN = 4
+VERBATIM_MIN = 2
+_SENTENCE_END = re.compile(r"(?<=[.!?;:])\s+|\s*\n\s*")
+"""Where a sentence (or a line, or a clause after ";" or ":") of a text ends."""
 _STOP_STEMS = frozenset(stem(w) for w in STOP_WORDS)
 _SKIPS = ((1, 2), (1, 3), (2, 3))
 
@@ -100,6 +107,11 @@ def identifiers_in(texts: Iterable[str]) -> Identifiers:
 
 def content_tokens(text: CanonicalText, identifiers: Identifiers) -> list[str]:
     """Stems of the text's words without stop words; each of `identifiers` one token."""
+    return _tokens_at(text, identifiers)[0]
+
+
+def _tokens_at(text: CanonicalText, identifiers: Identifiers) -> tuple[list[str], list[int]]:
+    """`content_tokens`, with the index in `text.words` of each token's first word."""
     words = " ".join(text.words).lower().split(" ") if text.words else []
     tokens: list[str | None] = list(map(_token, words))
     for i in [i for i, word in enumerate(words) if word in identifiers]:
@@ -109,7 +121,8 @@ def content_tokens(text: CanonicalText, identifiers: Identifiers) -> list[str]:
             if tuple(words[i : i + len(run)]) == run:
                 tokens[i : i + len(run)] = [token, *(None,) * (len(run) - 1)]
                 break
-    return [t for t in tokens if t]
+    starts = [i for i, token in enumerate(tokens) if token]
+    return [tokens[i] for i in starts], starts  # type: ignore[misc]
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +141,9 @@ class TicketEcho:
     """Per token of the ticket, the tokens that follow it somewhere in the ticket."""
     follows: frozenset[tuple[str, str]]
     """The same as pairs (first, second): the ticket's adjacent tokens, in its order."""
+    stream: str
+    """The ticket's tokens in its order, each with a space on both sides: a run of tokens
+    stands together in the ticket when it is a substring of this."""
 
     @classmethod
     def build(cls, ticket_text: str, facts: Mapping[str, Iterable[str]]) -> TicketEcho:
@@ -165,11 +181,16 @@ class TicketEcho:
             share,
             successors,
             follows,
+            f" {' '.join(tokens)} ",
         )
 
     def tokens(self, text: CanonicalText) -> list[str]:
         """The text's content tokens, with this ticket's identifiers."""
         return content_tokens(text, self.identifiers)
+
+    def stands_together(self, tokens: list[str]) -> bool:
+        """Whether `tokens` stand together, in this order, somewhere in the ticket."""
+        return f" {' '.join(tokens)} " in self.stream
 
 
 @dataclass(frozen=True)
@@ -263,6 +284,24 @@ def _copied(tokens: list[str], ticket: TicketEcho) -> bytearray:
     return copied
 
 
+def _verbatim(
+    tokens: list[str], starts: list[int], keep: list[bool], text: CanonicalText, ticket: TicketEcho
+) -> bytearray:
+    """Per token, 1 when it is one of its sentence's relevant tokens (`keep`), and those, at
+    least `VERBATIM_MIN` of them, stand together in the ticket in the same order: a sentence
+    that is a piece of the ticket (a name line, "Please return the duplicate."), however
+    short, and whatever filler is added to it, is copied."""
+    marks = bytearray(len(tokens))
+    ends = list(accumulate(len(words_of(piece)) for piece in _SENTENCE_END.split(text.text)))
+    sentence_of = [bisect_right(ends, start) for start in starts]
+    for _, members in groupby(range(len(tokens)), key=sentence_of.__getitem__):
+        run = [i for i in members if keep[i]]
+        if len(run) >= VERBATIM_MIN and ticket.stands_together([tokens[i] for i in run]):
+            for i in run:
+                marks[i] = 1
+    return marks
+
+
 def measure(
     text: CanonicalText, ticket: TicketEcho, component: str, limit: EchoLimit | None = None
 ) -> Echo:
@@ -271,14 +310,16 @@ def measure(
     when the in-order share has not reached its own limit and the text's relevant tokens could
     reach `limit.dense_share` (a copied token is one of the ticket's, so their share bounds
     it); otherwise it is reported as 0."""
-    tokens = ticket.tokens(text)
-    copied = _copied(tokens, ticket)
+    tokens, starts = _tokens_at(text, ticket.identifiers)
     relevant, narrative, vocabulary = (
         ticket.relevant[component],
         ticket.narrative,
         ticket.vocabulary,
     )
     keep = [token in relevant for token in tokens]
+    verbatim = _verbatim(tokens, starts, keep, text, ticket)
+    copied = _copied(tokens, ticket)
+    copied = bytearray(map(max, copied, verbatim)) if any(verbatim) else copied
     dense = list(compress(tokens, keep))  # the relevant tokens, filler set aside
     share = sum(compress(copied, keep)) / len(dense) if dense else 0.0
     told = sum(token in narrative for token in dense)  # narrative tokens are relevant ones
@@ -291,7 +332,9 @@ def measure(
         and not (share >= limit.share and copied_count >= limit.min_copied)
         and sum(token in vocabulary for token in dense) >= limit.dense_share * len(dense)
     ):
-        dense_copied = _copied(dense, ticket) if len(dense) < len(tokens) else copied
+        dense_copied = copied
+        if len(dense) < len(tokens):
+            dense_copied = bytearray(map(max, _copied(dense, ticket), compress(verbatim, keep)))
     order, ticket_tokens = _order(tokens, ticket)
     woven = _woven(tokens, ticket)
     return Echo(

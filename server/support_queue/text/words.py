@@ -149,11 +149,22 @@ def prepare(text: str) -> str:
     return text.replace("%", " percent ")
 
 
+_KEPT_APART = {"not": "note"}
+"""Stems that are a short word of their own, and what an inflected word that reduces to one
+stems to instead: "note", "noted", "notes" and "noting" are not the negation "not"."""
+
+
 @lru_cache(maxsize=1 << 16)
 def stem(word: str) -> str:
     """Strip one simple inflection, so "rotated", "rotates" and "rotating" agree."""
     if len(word) <= 3 or not word.isalpha():
         return word
+    stemmed = _stripped(word)
+    return _KEPT_APART.get(stemmed, stemmed)
+
+
+def _stripped(word: str) -> str:
+    """`word` (longer than three letters) without its simple inflection."""
     if len(word) >= 5:
         word = _BRITISH_ISE.sub(r"iz\1", word)
     if word.endswith(("ies", "ied")) and len(word) > 4:

@@ -20,20 +20,20 @@ from servicebench_support_queue.server.support_queue.tasks import TASKS, Canonic
 # summaries are the ticket's subject, a body sentence and its event lines pasted in order;
 # where that is a near-verbatim excerpt, or mostly the ticket's story rather than its facts in
 # no order of its own, the echo rule (server/support_queue/text/echo.py) gives it no coverage:
-# on 4 of the 9 canonical tickets.
+# on 5 of the 9 canonical tickets.
 MEASURED = {
     "easy_inbox_cleanup": 0.925,
     "medium_sla_defense": 0.9,
-    "hard_exec_escalations": 0.9475,
+    "hard_exec_escalations": 0.9175,
 }
-# Its mean over the first 200 held-out seeds of each task, measured (0.821871, 0.824563,
-# 0.831883), floored to three decimals: a regression shows, an improvement is to be recorded.
+# Its mean over the first 200 held-out seeds of each task, measured (0.816115, 0.824163,
+# 0.819765), floored to three decimals: a regression shows, an improvement is to be recorded.
 HELD_OUT_FLOOR = {
-    "easy_inbox_cleanup": 0.821,
+    "easy_inbox_cleanup": 0.816,
     "medium_sla_defense": 0.824,
-    "hard_exec_escalations": 0.831,
+    "hard_exec_escalations": 0.819,
 }
-ECHOED = {"easy_inbox_cleanup": 1, "medium_sla_defense": 2, "hard_exec_escalations": 1}
+ECHOED = {"easy_inbox_cleanup": 1, "medium_sla_defense": 2, "hard_exec_escalations": 2}
 HELD_OUT_SEEDS = range(HELD_OUT.start, HELD_OUT.start + 200)
 ALL_TICKETS = [t for task in TASKS for t in task.tickets]
 

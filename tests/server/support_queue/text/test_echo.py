@@ -258,14 +258,14 @@ def test_a_run_bridges_one_changed_word() -> None:
 
 
 def test_filler_woven_between_the_tickets_words_does_not_break_a_copy() -> None:
-    """In order, a word of filler after each of the ticket's words breaks every gram; with the
-    filler set aside the text is the paste it is."""
+    """A word of filler after each of the ticket's words breaks every gram, but with the
+    filler set aside each clause is a piece of the ticket (`_verbatim`), and so is the text."""
     pasted = "Every delivery to wms.acme.example fails: the TLS certificate expired."
     fillers = itertools.cycle(("lorem", "velvet", "ipsum", "copper"))
     woven = " ".join(f"{word} {next(fillers)}" for word in pasted.split(" "))
     limit = ECHO_LIMITS["response"]
     echo = measure(canonical_text(woven), TICKET, "response", limit)
-    assert echo.share == 0.0  # the in-order measure alone sees no copy
+    assert echo.share == 1.0 and echo.copied == 7
     assert echo.dense_share == 1.0 and echo.dense_copied == 7
     assert measure(canonical_text(woven), TICKET, "response").dense_share == 0.0  # no limit
 
@@ -280,3 +280,15 @@ def test_a_reply_of_the_tickets_words_woven_with_filler_earns_nothing(ticket) ->
     genuine = score_text(ticket.gold_response.replace(". ", f". {FILLER} ", 1), ticket, "response")
     assert genuine.coverage == 1.0 or "over_word_cap" in genuine.flags
     assert "echoes_ticket" not in genuine.flags
+
+
+def test_a_sentence_that_is_a_piece_of_the_ticket_is_copied_however_short() -> None:
+    """Short pieces (a name line, a two-word clause) make no run of MIN_RUN, but a sentence
+    whose relevant words all stand together, in order, in the ticket is the ticket's; a
+    sentence that puts two of the ticket's words together in its own way is not."""
+    limit = ECHO_LIMITS["summary"]
+    pieces = "Certificate expired. Noted, lovely okay. Since 13:57. Okay, lovely."
+    echo = measure(canonical_text(pieces), TICKET, "summary", limit)
+    assert echo.share == 1.0 and echo.copied == echo.dense_copied == 4
+    own = "Expired certificate. Noted, lovely okay. 13:57 since. Okay, lovely."
+    assert measure(canonical_text(own), TICKET, "summary", limit).copied == 0

@@ -9,6 +9,7 @@ from servicebench_support_queue.server.support_queue.text.words import (
     CompiledFact,
     NormalisedText,
     normalise,
+    stem,
 )
 
 
@@ -60,3 +61,12 @@ def test_contractions_expand_only_at_the_end_of_a_word() -> None:
 
 def test_normalise_drops_stop_words_and_stems() -> None:
     assert normalise("The invoices were paid in full", SYNONYM_TABLE) == ["invoic", "paid", "full"]
+
+
+@pytest.mark.parametrize("word", ["note", "notes", "noted", "noting", "Note"])
+def test_a_note_is_not_the_negation(word: str) -> None:
+    assert normalise(word, SYNONYM_TABLE) == ["note"]
+    assert stem("not") == "not"
+    assert not CompiledFact.compile(["not charged"], SYNONYM_TABLE).found_in(
+        NormalisedText(f"{word} charged", SYNONYM_TABLE)
+    )
