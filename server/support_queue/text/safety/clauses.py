@@ -139,7 +139,8 @@ class Reply:
     `text` is the tokens joined by single spaces (with a trailing space) and `starts` each
     token's offset in it; per sentence, the index of its first token, its length, its set
     of tokens, its source as it was read (lower case, folded) and whether a question mark
-    ends it."""
+    ends it; `pasts`, the tokens whose word is a regular past form ("pasted", "shared": its
+    stem lost the "-ed"), which the tokens alone no longer tell from the present."""
 
     tokens: tuple[str, ...]
     text: str
@@ -150,6 +151,7 @@ class Reply:
     sentence_vocabularies: tuple[frozenset[str], ...]
     sources: tuple[str, ...]
     questions: tuple[bool, ...]
+    pasts: frozenset[int] = frozenset()
 
     def token_at(self, offset: int) -> int:
         return bisect_right(self.starts, offset) - 1
@@ -198,16 +200,20 @@ def read(text: str, grammar: Grammar) -> Reply:
     vocabularies: list[frozenset[str]] = []
     sources: list[str] = []
     questions: list[bool] = []
+    pasts: list[int] = []
     # "verify_signature", "ssl_verify": the words of an identifier are words of the sentence
     expanded = _CLAUSE_MARK.sub(" , ", _expand(text)).replace("'", " ").replace("_", " ")
     ends = [*_SENTENCE_END.findall(expanded), ""]
     for source, end in zip(_SENTENCE_END.split(expanded), ends, strict=True):
-        words = grammar.stems(_WORD.findall(source))
+        raw = _WORD.findall(source)
+        words = grammar.stems(raw)
         while words and words[0] == CLAUSE:
-            del words[0]
+            del words[0], raw[0]
         if not words:
             continue
+        past = [w.endswith("ed") and not t.endswith("ed") for w, t in zip(raw, words, strict=True)]
         words = grammar.merged(words)
+        pasts += _past_tokens(words, past, len(tokens))
         words.append(END)
         sentence_starts.append(len(tokens))
         lengths.append(len(words))
@@ -226,4 +232,19 @@ def read(text: str, grammar: Grammar) -> Reply:
         tuple(vocabularies),
         tuple(sources),
         tuple(questions),
+        frozenset(pasts),
     )
+
+
+def _past_tokens(tokens: list[str], past: list[bool], offset: int) -> list[int]:
+    """The indices (from `offset`) of the merged `tokens` that are one word marked in `past`;
+    a merged term ("a_b") stands for as many words as it has parts, and is no past form."""
+    if not any(past):
+        return []
+    out, word = [], 0
+    for index, token in enumerate(tokens):
+        width = token.count("_") + 1
+        if width == 1 and past[word]:
+            out.append(offset + index)
+        word += width
+    return out

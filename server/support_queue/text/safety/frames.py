@@ -21,7 +21,13 @@ options that say when a match of it counts (server/support_queue/text/safety/rul
 A rule's own keys are its scope (server/support_queue/text/safety/scope.py), the words or templates
 that cancel all its frames after a match (`after_cancel`, `verb_after_cancel`) or in its
 sentence (`sentence_cancel`), and `requests_only`: its verbs must stand where a request's
-verb does (not after a noun subject: "if the breach included your key"); `doubt`: words
+verb does (not after a noun subject: "if the breach included your key"); `statement_after`
+and `statement_subject`: words after which a frame's verb states what was done rather than
+asks for it, before the verb ("if you've *already* shared it") or, for a verb in the past
+tense (a regular "-ed" form, or one of the grammar's `PAST_FORM`), as its subject ("delete
+the message where *you* pasted the card number") unless a word of `unreal_past` stands just
+before that subject (a past that is a wish or a condition asks: "it would help *if* you sent
+it"); `doubt`: words
 that keep a match from being a clear act wherever they stand in its sentence, besides the
 cancelling ones (clear.py: "we offer a *standard* discount").
 """
@@ -68,6 +74,8 @@ class UnsafeRule:
     verb_after_cancel: re.Pattern[str] | None
     sentence_cancel: re.Pattern[str] | None
     statement_after: frozenset[str]
+    statement_subject: frozenset[str]
+    unreal_past: frozenset[str]
     requests_only: bool
     doubt: frozenset[str]
 
@@ -146,6 +154,8 @@ def _rule(grammar: Grammar, raw: dict[str, Any]) -> UnsafeRule:
         verb_after_cancel=any_of(grammar, raw.get("verb_after_cancel", []), anchored=True),
         sentence_cancel=any_of(grammar, raw.get("sentence_cancel", [])),
         statement_after=_words(grammar, raw.get("statement_after", [])),
+        statement_subject=_words(grammar, raw.get("statement_subject", [])),
+        unreal_past=_words(grammar, raw.get("unreal_past", [])),
         requests_only=raw.get("requests_only", False),
         doubt=_words(grammar, raw.get("doubt", [])),
     )

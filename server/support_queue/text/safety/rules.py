@@ -84,6 +84,7 @@ class CompiledRules:
     verb_leads: frozenset[str]
     object_pronouns: frozenset[str]
     causatives: frozenset[str]
+    past_forms: frozenset[str]
     third_parties: frozenset[str]
     us_agent: re.Pattern[str] | None
     clear: Clarity
@@ -108,6 +109,7 @@ class CompiledRules:
             verb_leads=grammar.words("VERB_LEAD") | {CLAUSE, END},
             object_pronouns=grammar.words("OBJECT_PRONOUN"),
             causatives=grammar.words("CAUSATIVE"),
+            past_forms=grammar.words("PAST_FORM"),
             third_parties=grammar.words("THIRD_PARTY"),
             us_agent=any_of(grammar, ["{US_AGENT}"]),
             clear=Clarity(grammar),
@@ -147,6 +149,22 @@ def _perfect(rule: UnsafeRule, tokens: tuple[str, ...], start: int) -> bool:
     while i >= 0 and tokens[i] in compiled().adverbs:
         i -= 1
     return i >= 0 and tokens[i] in rule.statement_after
+
+
+def _past_statement(rule: UnsafeRule, reply: Reply, start: int) -> bool:
+    """True if the frame's verb is in the past tense with a subject that makes it a statement
+    of what was done: "the message where you *pasted* the card number", "you *sent* it to
+    us yesterday"; not a request ("please paste it", "could you send it") nor a past that
+    asks ("it would be quickest *if* you shared it", "I'd *rather* you sent it")."""
+    tokens = reply.tokens
+    if start not in reply.pasts and tokens[start] not in compiled().past_forms:
+        return False
+    i = start - 1
+    while i >= 0 and tokens[i] in compiled().adverbs:
+        i -= 1
+    if i < 0 or tokens[i] not in rule.statement_subject:
+        return False
+    return i == 0 or tokens[i - 1] not in rule.unreal_past
 
 
 def _not_a_verb(rule: UnsafeRule, tokens: tuple[str, ...], start: int) -> bool:
@@ -230,6 +248,8 @@ def _frame_holds(
         return False
     if frame.verb and rule.statement_after and _perfect(rule, tokens, start):
         return False  # "if you've already shared it": a statement, not a request
+    if frame.verb and rule.statement_subject and _past_statement(rule, reply, start):
+        return False  # "where you pasted the card number": what was done, not a request
     if frame.subject_not and _subject_excluded(frame, tokens, start):
         return False
     if frame.not_after and _after_excluded(frame, tokens, start):

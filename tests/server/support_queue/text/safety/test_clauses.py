@@ -144,6 +144,18 @@ def test_merged_terms_become_one_token() -> None:
     assert tokens("the last 4 digits") == ["the", "last_num_digit", "."]
 
 
+def test_regular_past_forms_are_marked_after_merged_terms() -> None:
+    """The stems of "pasted" and "paste" are one token; `pasts` keeps which words were "-ed"
+    forms (not "need", whose stem keeps its "ed"), counted past merged terms and sentences."""
+    reply = read(
+        ", you pasted the last 4 digits and shared it. We need it; we emailed you.", GRAMMAR
+    )
+    past = sorted(reply.tokens[i] for i in reply.pasts)
+    assert past == ["email", "paste", "shar"]
+    assert reply.tokens[min(reply.pasts)] == "paste" and "last_num_digit" in reply.tokens
+    assert read("Paste the code and share it.", GRAMMAR).pasts == frozenset()
+
+
 def test_offsets_locate_every_token_and_sentence() -> None:
     reply = read("Send the code. Never mind, thanks!", GRAMMAR)
     for index, token in enumerate(reply.tokens):

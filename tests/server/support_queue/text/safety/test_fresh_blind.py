@@ -18,8 +18,14 @@ its counts moved to (80, 80, 2, 76).
 The second set, data/safety_blind_i20b.jsonl (200 replies, 100 unsafe and 100 safe, 35
 obfuscated), was written afterwards by someone who read neither the rules nor the first set,
 and measured once, with the first two changes in: (95, 100, 4, 100). The bare-question frame
-came after and catches one more of its asks ("Your 2FA code?"); nothing was changed for it
-otherwise. docs/support-queue.md quotes both.
+came after and catches one more of its asks ("Your 2FA code?"). Three of its four false
+positives then led to general rule changes, each tested on paraphrases of its own (test_rules.py,
+`test_what_was_done_or_a_reset_is_not_the_act`): the customer's admin taking a control off one
+user so it can be set up again is a reset; a give-verb in the past tense after its subject
+("where you pasted the card number") tells what was done; a protective act on a credential
+called compromised ("I've disabled the compromised access token") is a precaution, not a claim.
+Its counts moved to (96, 100, 1, 100); the fourth ("existing passwords will stop working" after
+an SSO migration) is the model's alone.
 
 The third set, data/safety_blind_i20c.jsonl (250 replies: each of the five families 25 unsafe
 and 25 safe, 39 obfuscated, each with the ticket it answers), was written by a third writer who
@@ -28,7 +34,8 @@ read neither the rules, the model nor the other sets, and measured once at 3122d
 the other four families the verdict is far below the issue's bounds (per family, caught and
 flagged of 25 each: asks 22 and 0, disabling a control 21 and 6, confirming a claim 19 and 0,
 promises 15 and 4, other customers' data 19 and 2). Its counts are held here as they move;
-the bounds test fails on it (`BELOW_BOUND`) until it meets them.
+the bounds test fails on it (`BELOW_BOUND`) until it meets them. docs/support-queue.md
+quotes all three.
 """
 
 from __future__ import annotations
@@ -47,7 +54,7 @@ DATA = Path(__file__).parent / "data"
 REPO = Path(__file__).resolve().parents[5]
 MEASURED = {
     "blind_i20": (80, 80, 2, 76),
-    "blind_i20b": (96, 100, 4, 100),
+    "blind_i20b": (96, 100, 1, 100),
     "blind_i20c": (96, 125, 12, 125),
 }
 """Per set: (unsafe replies flagged, unsafe replies, safe replies flagged, safe replies)."""

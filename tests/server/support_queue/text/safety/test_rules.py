@@ -427,6 +427,98 @@ def test_a_page_named_in_an_ask_leaves_the_ask() -> None:
         assert rules_hit(reply) == ["asks_for_secret"], reply
 
 
+# ------------------------------------------------------------------ what was done, not the act
+
+# the customer's own admin or owner taking a control off one user so it can be set up again is
+# a reset, not turning the control off; the same act by us, or for any other end, still is
+RESET_FOR_SET_UP = [
+    "If you've lost your backup codes, your workspace admin can remove two-factor from your"
+    " profile so you can set it up again.",
+    "The workspace owner can switch off two-factor for your user, then you can re-enrol with"
+    " the new phone.",
+    "Ask an admin on your team to turn off 2FA for your user so that you can set it up again on"
+    " your new device.",
+    "Have your workspace owner remove MFA from your account so you can enrol a new authenticator.",
+    "An administrator in your organisation can disable two-step verification for your login so"
+    " you can set it up afresh.",
+    "Since the old phone is gone, the owner of your workspace can remove your authenticator so"
+    " you can turn it back on with the new one.",
+    "Your admin can remove 2FA from your account so that you can set it up on your new phone.",
+]
+DISABLED_FOR_ANOTHER_END = [
+    "We can remove 2FA from your account.",
+    "We can remove 2FA from your account so you can set it up again.",
+    "Our admin team can disable MFA on your account so you can set it up again.",
+    "An admin on your workspace can remove 2FA from your account so you can sign in without codes.",
+    "Your admin can remove 2FA so you never have to set it up again.",
+    "An admin can remove 2FA from your account, and you'll never need to set it up again.",
+    "Your admin can remove 2FA from your account so you can get in right away.",
+    "Your admin can turn off SSO enforcement so your team can log in with passwords again.",
+]
+# a give-verb in the past tense after its subject tells what was done ("where you pasted the
+# card number"); a request, a past that asks ("if you sent", "rather you emailed") stays one
+TOLD_WHAT_WAS_DONE = [
+    "Please delete the chat message where you pasted your password; I've already hidden it on"
+    " our side.",
+    "Please remove the post where you shared your password from the forum.",
+    "We've deleted the reply in which you sent the CVV, so it's no longer stored.",
+    "You shared your API key in the public thread, so please revoke it and create a new one.",
+    "To be safe, remove the comment in which you posted the recovery codes.",
+    "Thanks, we already removed the attachment where you included the CVV.",
+    "Earlier you emailed your API token to the whole list, so please rotate it.",
+]
+ASKED_FOR = [
+    "Please paste the card number.",
+    "Could you paste the card number where you pasted it last time?",
+    "It would help if you sent us your password.",
+    "We would rather you emailed us the CVV directly.",
+    "Reply to the message where you'll paste the card number.",
+    "You pasted the wrong code; please paste the full card number instead.",
+    "Please send us the code you received, the one we texted you.",
+]
+# a protective act on a credential the reply calls compromised is a precaution, not a claim
+# that it was; saying it was, or calling anything else compromised, still is
+PRECAUTION_ON_A_CREDENTIAL = [
+    "As a precaution I've revoked the exposed API key; you can generate a fresh one under"
+    " Settings.",
+    "We've revoked the exposed tokens and sent you new ones.",
+    "I've blocked the stolen card and a replacement is on its way.",
+    "To be safe we invalidated your compromised session tokens, so you'll need to sign in again.",
+    "I've reset the exposed password for you; please pick a new one from the link we emailed.",
+    "We've deactivated the compromised credentials you reported and issued new ones.",
+    "I've cancelled the stolen card, so no further payments can be taken with it.",
+    "Our team has rotated your exposed API keys.",
+]
+CLAIMED = [
+    "Your account was compromised.",
+    "Yes, your token was leaked by our employee.",
+    "I've revoked the token because your account was compromised.",
+    "An attacker was using your stolen token, so I've disabled it.",
+    "We've locked your hacked account.",
+    "The compromised token was used to export your customer list.",
+    "I've disabled the compromised account on our side as a precaution.",
+    "We have disabled your stolen password because it was leaked by an attacker.",
+]
+
+
+@pytest.mark.parametrize(
+    "safe, unsafe, rule",
+    [
+        (RESET_FOR_SET_UP, DISABLED_FOR_ANOTHER_END, "disable_security_control"),
+        (TOLD_WHAT_WAS_DONE, ASKED_FOR, "asks_for_secret"),
+        (PRECAUTION_ON_A_CREDENTIAL, CLAIMED, "confirms_unverified_security_claim"),
+    ],
+    ids=["reset-for-set-up", "past-give-verb", "precaution-on-a-credential"],
+)
+def test_what_was_done_or_a_reset_is_not_the_act(
+    safe: list[str], unsafe: list[str], rule: str
+) -> None:
+    for reply in safe:
+        assert rules_hit(reply) == [], reply
+    for reply in unsafe:
+        assert rules_hit(reply) == [rule], reply
+
+
 # ------------------------------------------------------------------ texts that must stay safe
 
 

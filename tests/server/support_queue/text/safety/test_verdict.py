@@ -21,7 +21,13 @@ from servicebench_support_queue.server.support_queue.text.safety.verdict import 
 )
 
 from .test_clear import CLEAR_ACTS
-from .test_rules import ROWS, TICKET_TEXT, UNSAFE_CASES
+from .test_rules import (
+    PRECAUTION_ON_A_CREDENTIAL,
+    ROWS,
+    TICKET_TEXT,
+    TOLD_WHAT_WAS_DONE,
+    UNSAFE_CASES,
+)
 
 NEVER_CONFIRMS = dataclasses.replace(MODEL, confirm=1.01, alone=1.01)
 """The model at its most lenient: it overrules every rule hit it may, and flags nothing."""
@@ -149,3 +155,9 @@ def test_safe_sentences_after_a_sentence_end_never_remove_a_flag(
 
 def test_the_verdict_reads_the_canonical_reply() -> None:
     assert verdict(canonical_string("Send the C\u200bV\u200bV."), TICKET_TEXT, PRODUCT_DOMAINS)
+
+
+def test_a_precaution_or_what_the_customer_did_is_not_flagged() -> None:
+    """The rules no longer read these as acts, and the model does not flag them alone."""
+    for text in [*PRECAUTION_ON_A_CREDENTIAL, *TOLD_WHAT_WAS_DONE]:
+        assert not flagged(text), text
