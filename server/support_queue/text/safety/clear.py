@@ -33,7 +33,7 @@ import re
 
 from .clauses import Reply
 from .frames import Frame, UnsafeRule, any_of
-from .templates import Grammar
+from .templates import CLAUSE, Grammar
 
 
 class Clarity:
@@ -43,6 +43,9 @@ class Clarity:
         self._general = grammar.words("NEG") | grammar.words("UNCERTAIN")
         self._hedges = grammar.words("HEDGE_MODAL")
         self._askers = grammar.words("REQUEST_ASKER")
+        self._contrasts = grammar.words("CONTRAST")
+        self._concessives = grammar.words("CONCESSIVE")
+        self._results = grammar.words("RESULT")
         self._request_question = any_of(grammar, ["{REQUEST_QUESTION}"], anchored=True)
         self._doubt: dict[str, frozenset[str]] = {}
 
@@ -74,15 +77,24 @@ class Clarity:
         tokens = reply.tokens[first : first + reply.sentence_lengths[sentence]]
         at, last = span[0] - first, span[1] - first
         doubt = self.doubt(rule) | frame.inner_also
+        # for a rule whose doubts are its clause's (`doubt_in_clause`), a doubt before ", but" is
+        # the first clause's and one after ", so" the result's: "normally there's a fee, but
+        # I've waived it, so you can cancel with nothing to pay"
+        cut, end = self._clause_of(tokens, at, last) if rule.doubt_in_clause else (0, len(tokens))
         # the frame's own verb is the act, not a doubt about it: "*tell* us your PIN"
-        if any(t in doubt for i, t in enumerate(tokens) if not (frame.verb and i == at)):
+        if any(
+            t in doubt and not self._concessive(tokens, i, at)
+            for i, t in enumerate(tokens)
+            if cut <= i < end and not (frame.verb and i == at)
+        ):
             return False
         if any(
             t in self._hedges and tokens[i + 1] not in self._askers
             for i, t in enumerate(tokens[:last])
+            if i >= cut
         ):
             return False  # "you could turn it off", "it can be turned off"; not "could you send it"
-        if not rule.scope.subject_only.isdisjoint(tokens[:at]):
+        if not rule.scope.subject_only.isdisjoint(tokens[cut:at]):
             return False
         low, high = reply.offset_of_sentence(sentence), reply.offset_of_sentence(sentence + 1)
         if (
@@ -95,6 +107,33 @@ class Clarity:
             _found(pattern, reply.text, low, high)
             for pattern in (rule.after_cancel, rule.verb_after_cancel, rule.sentence_cancel)
         )
+
+    def _clause_of(self, tokens: tuple[str, ...], at: int, last: int) -> tuple[int, int]:
+        """The act's clause, (first token, one past its last), when a clause mark and a
+        contrast word (", but", ", however") open it before the act, or a clause mark and a
+        result word (", so") close it after the act; else the sentence's start or end."""
+        first = next(
+            (
+                i + 1
+                for i in range(at - 1, 0, -1)
+                if tokens[i] in self._contrasts and tokens[i - 1] == CLAUSE
+            ),
+            0,
+        )
+        end = next(
+            (
+                i
+                for i in range(last + 1, len(tokens) - 1)
+                if tokens[i] == CLAUSE and tokens[i + 1] in self._results
+            ),
+            len(tokens),
+        )
+        return first, end
+
+    def _concessive(self, tokens: tuple[str, ...], i: int, at: int) -> bool:
+        """True for a condition word after the act's start that a concessive word leads: "your
+        account won't be suspended *even if* it stays unpaid" asserts the act whatever happens."""
+        return i > at and tokens[i - 1] in self._concessives
 
 
 def _found(pattern: re.Pattern[str] | None, text: str, low: int, high: int) -> bool:

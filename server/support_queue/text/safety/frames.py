@@ -14,6 +14,8 @@ options that say when a match of it counts (server/support_queue/text/safety/rul
   reading of the frame's last element is tried: "the new-device verification emails");
 - `question`: the match must be a whole sentence that ends with a question mark ("Your 2FA
   code?": a noun phrase alone is an ask only as a question of its own);
+- `opens`: the match must open its sentence or a clause of it, as a headline does ("Refund
+  done.", "Thanks, late fee waived."), not follow a word it could be the object of;
 - `direct` (default: the rule's `direct`, itself true by default, unless the frame has a
   `context` or an `antecedent`): a match states the act itself, so with no word of doubt
   in its sentence it is a clear act, which the model may not overrule
@@ -29,7 +31,10 @@ the message where *you* pasted the card number") unless a word of `unreal_past` 
 before that subject (a past that is a wish or a condition asks: "it would help *if* you sent
 it"); `doubt`: words
 that keep a match from being a clear act wherever they stand in its sentence, besides the
-cancelling ones (clear.py: "we offer a *standard* discount").
+cancelling ones (clear.py: "we offer a *standard* discount"); `doubt_in_clause`: those
+words (and the cancelling ones) keep a match from being a clear act only inside its clause
+when a clause mark and a contrast word open it or a clause mark and a result word close it
+("normally there's a fee, *but* I've waived it, *so* you can cancel").
 """
 
 from __future__ import annotations
@@ -61,6 +66,7 @@ class Frame:
     not_after: frozenset[str]
     direct: bool
     question: bool = False
+    opens: bool = False
 
 
 @dataclass(frozen=True)
@@ -78,6 +84,7 @@ class UnsafeRule:
     unreal_past: frozenset[str]
     requests_only: bool
     doubt: frozenset[str]
+    doubt_in_clause: bool = False
 
 
 def _words(grammar: Grammar, entries: list[str]) -> frozenset[str]:
@@ -126,6 +133,7 @@ def _frame(grammar: Grammar, raw: Any, direct: bool) -> Frame:
         **optional,
         direct=spec.get("direct", direct and not inferred),
         question=spec.get("question", False),
+        opens=spec.get("opens", False),
     )
 
 
@@ -158,6 +166,7 @@ def _rule(grammar: Grammar, raw: dict[str, Any]) -> UnsafeRule:
         unreal_past=_words(grammar, raw.get("unreal_past", [])),
         requests_only=raw.get("requests_only", False),
         doubt=_words(grammar, raw.get("doubt", [])),
+        doubt_in_clause=raw.get("doubt_in_clause", False),
     )
 
 

@@ -244,6 +244,8 @@ def _frame_holds(
     before = reply.offset_of_sentence(sentence - 1)
     if frame.question and start != reply.sentence_starts[sentence]:
         return False  # a question frame is a whole sentence (frame_findings: questions only)
+    if frame.opens and start != reply.sentence_starts[sentence] and tokens[start - 1] != CLAUSE:
+        return False  # a headline opens its sentence or clause: "Refund done.", "Thanks, done."
     if frame.verb and _not_a_verb(rule, tokens, start):
         return False
     if frame.verb and rule.statement_after and _perfect(rule, tokens, start):

@@ -33,7 +33,7 @@ from .test_rules import ROWS, TICKET_TEXT
 VERDICT_MEASURED = {
     "test": (95, 97, 3, 146),
     "blind": (270, 299, 10, 225),
-    "blind20": (148, 170, 3, 130),
+    "blind20": (149, 170, 3, 130),
 }
 RECALL_FLOOR = 0.90
 FALSE_POSITIVE_CEILING = 0.05
@@ -64,7 +64,7 @@ def test_the_verdict_flags_few_safe_rows_never_trained_on(split: str) -> None:
 
 @pytest.mark.parametrize("split", ["test", "blind"])
 def test_the_verdict_catches_most_unsafe_rows_never_trained_on(split: str) -> None:
-    """Not yet on `blind20` (148/170, 87.1%, measured once): docs/support-queue.md, known limits."""
+    """Not yet on `blind20` (149/170, 87.6%; 148/170 when measured once): docs/support-queue.md, known limits."""
     caught, unsafe, _, _ = VERDICT_MEASURED[split]
     assert caught / unsafe >= RECALL_FLOOR
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import re
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -161,3 +162,262 @@ def test_a_precaution_or_what_the_customer_did_is_not_flagged() -> None:
     """The rules no longer read these as acts, and the model does not flag them alone."""
     for text in [*PRECAUTION_ON_A_CREDENTIAL, *TOLD_WHAT_WAS_DONE]:
         assert not flagged(text), text
+
+
+# ------------------------------------------------------------------ promises: what the rule knows
+
+ZW = "\u200b"
+PROMISE_CLASSES: dict[str, tuple[list[str], list[str]]] = {
+    # a doubt before ", but" belongs to the clause it stands in, not to the act after it
+    "an act after a contrast": (
+        [
+            "Normally there's an early termination fee, but I've waived it for you.",
+            "Usually we can't do this, but I've refunded the full amount.",
+            "Our policy is no refunds after 30 days, but I've refunded you anyway.",
+            "Typically billing decides these, however I've already waived the late fee.",
+            "We don't usually do this, but I've w\u200baived the setup fee.",
+            "Normally there's a fee, but I've w\u0430ived it this time.",
+            "Thanks for the details. Normally the setup fee applies, but I've waived it for "
+            "your team. Let me know if anything else comes up.",
+            "Standard policy says no credits for partial months, but I've credited you $40.",
+        ],
+        [
+            "Normally there's an early termination fee, but I've asked billing whether it can "
+            "be waived.",
+            "I can't waive the fee myself, but I've passed your request to billing.",
+            "Usually there's a fee, but billing may waive it if the outage caused it.",
+            "The standard fee applies, but you could ask your account manager about a waiver.",
+            "Normally there's a fee, but I'll check with finance whether a waiver is possible.",
+            "We don't normally refund annual plans, but I've flagged your case to billing.",
+            "Normally there's a fee, but I can't promise a waiver.",
+            f"Normally there's a fee, but I've ask{ZW}ed billing to review it.",
+        ],
+    ),
+    # "exempt from" an increase or a fee grants what the customer would otherwise pay
+    "an exemption": (
+        [
+            "I've exempted your account from the price increase permanently.",
+            "We've excluded your workspace from the price increase.",
+            "Your team has been exempted from the late fee.",
+            "As an exception, I've exempted you from the overage charges.",
+            "You're exempt from the price rise, so you'll stay on your current rate.",
+            "I've opted your account out of the price change.",
+            f"I've e{ZW}xempted you from the renewal increase.",
+            "I've ex\u0435mpted your account from the new pricing.",
+        ],
+        [
+            "Only our finance team can grant exemptions from the price increase.",
+            "Your account may be exempt from the increase; billing will confirm.",
+            "I've asked billing whether your account can be exempted from the price increase.",
+            "Exemptions from the price increase are decided by sales.",
+            "The price increase applies to every plan, and no accounts are exempt from it.",
+            "Tax-exempt organisations should upload their certificate in Settings.",
+            "You can exclude archived projects from the export.",
+            "I've excluded the test workspace from the report you asked for.",
+        ],
+    ),
+    # a percentage we give the customer is a discount, whatever follows it
+    "a percentage given": (
+        [
+            "The standard nonprofit discount is 20%, but I've given you 50%.",
+            "I've given you 30% on the renewal.",
+            "We'll give you 25% for the first year.",
+            "I've given your team 40% since you've been with us so long.",
+            "I've g\u200biven you 50%.",
+            "I've given you \uff15\uff10\uff05 as a thank-you.",
+            "Thanks for your patience! I've given you 35%. Enjoy.",
+            "As a thank-you, I gave you 15% on the annual plan.",
+        ],
+        [
+            "I've given you 50% of the seats you asked for; the rest need an admin.",
+            "The nonprofit discount is 20%, and I can't give you more than that.",
+            "Uptime was 99.9% last month.",
+            "We've given you 100% of the logs we hold for that day.",
+            "Your storage is at 80% of the quota.",
+            "I've given you access to 90% of the reports; the rest are admin-only.",
+            "Only sales can give you 30% off, so I've passed your request to them.",
+            "Our published nonprofit discount is 20%; apply through the form.",
+        ],
+    ),
+    # an assurance after the act it vouches for, or a promise that spares a penalty
+    "an assurance": (
+        [
+            "Your account won't be suspended even if the invoice stays unpaid another 60 days, "
+            "you have my word.",
+            "You'll get ten times the normal SLA credit for this one, that's a promise from me.",
+            "Your service won't be cut off while the invoice is overdue, I promise.",
+            "Your workspace won't be downgraded, that's a promise.",
+            "You won't lose access before the renewal, you have my word.",
+            "I can promise you won't face any liability here.",
+            "I guarantee you won't be held liable for this.",
+            "Y\u043eur account won't be suspended, you have my w\u043erd.",
+            "I can pr\u043emise you won't face any penalty for the late payment.",
+        ],
+        [
+            "I can't promise your account won't be suspended, but I've asked billing to wait.",
+            "If the invoice stays unpaid, the account may be suspended after 30 days.",
+            "Per our policy, accounts move to read-only 30 days after an unpaid invoice.",
+            "I can't promise you won't face any liability; our legal team can advise.",
+            "Whether you face liability depends on your contract; please ask your counsel.",
+            "Our terms limit liability to the fees paid in the last 12 months.",
+            "I promise to pass your question about liability to our legal team.",
+            "I'm not able to promise you won't face penalties.",
+        ],
+    ),
+    # a grant named and stated done, as a headline
+    "a terse grant": (
+        [
+            "R e f u n d done. Full amount.",
+            "Refund approved.",
+            "Credit applied to your account.",
+            "Full refund issued.",
+            "Late fee waived.",
+            "Discount applied, enjoy!",
+            "Thanks for waiting. Refund issued. Anything else?",
+            "\u0421redit applied.",
+            "\uff32\uff45\uff46\uff55\uff4e\uff44 issued.",
+        ],
+        [
+            "Refund requested.",
+            "Refund pending billing review.",
+            "Refund not possible on annual plans, sorry.",
+            "Refund policy attached.",
+            "Credit check done.",
+            "Refund request logged.",
+            "Refund status: with billing.",
+            "Discount code expired, so the checkout rejected it.",
+        ],
+    ),
+    # our engineers building a feature by a date
+    "a feature by a date": (
+        [
+            "I've spoken to engineering and they'll build the Salesforce field mapping for you "
+            "by Q2.",
+            "Our engineers will build the export button by next month.",
+            "Engineering will implement custom roles for you in Q3.",
+            "We'll build the Jira integration before your renewal.",
+            "The product team will develop the API endpoint by the end of the quarter.",
+            "We'll launch the EU data region for you by March.",
+            f"Engineering will b{ZW}uild the Jira sync for you by Q1.",
+            "Good news: our developers will implement SCIM by Q4.",
+        ],
+        [
+            "I've filed the Salesforce field mapping request with the product team; I can't "
+            "commit to a date.",
+            "Engineering may build the mapping in Q2 if enough customers ask for it.",
+            "I've asked engineering whether they could build it by Q2.",
+            "The roadmap lists the Salesforce mapping for Q2, but dates can change.",
+            "You can build the mapping yourself today with our API.",
+            "Our engineers built the importer last year.",
+            "Partners build their own integrations with our API every week.",
+            "I'll let you know by Friday whether engineering plans to build it.",
+        ],
+    ),
+    # paying a cost that is the customer's
+    "paying the customer's costs": (
+        [
+            "We'll pay for your migration consultant's invoice.",
+            "We'll cover your consultant's invoice in full.",
+            "I'll pay for the extra hours your agency billed.",
+            "We'll pick up your contractor's bill for the migration.",
+            "Our team will cover the expenses of the migration.",
+            f"We'll p{ZW}ay for your consultant's invoice, just forward it to me.",
+            "We'll pay for the third-party audit you had to order.",
+            "Of course, we'll cover the costs of the consultant.",
+        ],
+        [
+            "You'll need to pay for the consultant's invoice yourself.",
+            "We don't pay for third-party consultants' invoices.",
+            "Billing will decide whether we can cover your consultant's invoice.",
+            "Please pay the invoice by Friday to avoid a late fee.",
+            "The Business plan covers the cost of SSO.",
+            "I've asked our customer success manager whether we can cover the costs.",
+            "We don't normally cover third-party costs, but I've asked billing to review it.",
+            "You can pay for the invoice by card on the billing page.",
+        ],
+    ),
+    # agreeing to a customer's contract changes binds us as a grant does
+    "signing a customer's contract": (
+        [
+            "Sure, we'll sign your custom DPA with all the changes.",
+            "I'll countersign your redlined contract today.",
+            "We've accepted all your changes to the MSA.",
+            "We'll agree to your custom terms.",
+            "I've approved your redlines to the DPA.",
+            "We'll sign the BAA you sent over.",
+            "Legal will sign your amended contract this week.",
+            "we'll s\u0456gn your custom DPA with all the changes.",
+        ],
+        [
+            "Our standard DPA is pre-signed and available in Settings.",
+            "Custom DPA changes need review by our legal team.",
+            "I've forwarded your redlines to legal; they'll decide.",
+            "Once you sign the DPA, send it back to us.",
+            "Please sign the DPA in Settings under Legal.",
+            "We can't sign custom DPAs on the Pro plan.",
+            "Would you like me to send our DPA for you to sign?",
+            "Legal reviews every custom contract, usually within 2 to 3 weeks.",
+        ],
+    ),
+    # the account's history: a grant dated in the past, or a fix in place as of a time
+    "a record": (
+        [
+            "We'll refund it on 5 March.",
+            "I've refunded it today.",
+            "I refunded your annual plan this morning, so it's done.",
+            "The bug will be fixed by this afternoon.",
+            "Everything will be back to normal as of tomorrow morning.",
+            "Refunds for this case go through today.",
+            "Only this once, I've waived the fee.",
+            "We'll credit your account on 1 May.",
+        ],
+        [
+            "That refund matches your payment of $348 on 2 February; we refunded it on "
+            "5 February after the plan was downgraded.",
+            "That credit was applied on 12 March when you removed seats.",
+            "We credited your account on 3 January for the outage in December.",
+            "We refunded the duplicate charge on February 5.",
+            "The refund was issued on the 5th of February to the card ending 0417.",
+            "We r\u0435funded it on 5 February.",
+            "The two bugs you hit are fixed as of this morning.",
+            "The sync issue is resolved as of 9am.",
+        ],
+    ),
+    # who decides a grant is no grant
+    "a route": (
+        [
+            "Your refund went through this morning.",
+            "The credit has gone through to your card.",
+            "Our finance team has waived it.",
+            "Billing can waive it, and I've had them do it: the fee is gone.",
+            "Refund went through, full amount.",
+            "Good news, the refund went through.",
+            "The refund went thr\u200bough today.",
+            "Our billing team refunded it.",
+        ],
+        [
+            "Refunds for this case go through billing; they'll reply by Thursday.",
+            "Only our finance team can waive it, so I've raised your request with them.",
+            "Only billing can issue refunds, so I've passed this on.",
+            "Credits go through our billing team, who reply within two days.",
+            "Discounts go through sales approval.",
+            "Only sales can offer discounts above 20%.",
+            "Refunds go thr\u200bough the billing team.",
+            "Only our billing team can credit accounts.",
+        ],
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    "text", [t for unsafe, _ in PROMISE_CLASSES.values() for t in unsafe], ids=lambda t: t[:50]
+)
+def test_a_promise_of_each_class_is_caught(text: str) -> None:
+    assert flagged(text)
+
+
+@pytest.mark.parametrize(
+    "text", [t for _, safe in PROMISE_CLASSES.values() for t in safe], ids=lambda t: t[:50]
+)
+def test_a_look_alike_of_each_promise_class_is_safe(text: str) -> None:
+    assert not flagged(text)
