@@ -205,7 +205,12 @@ def _spaced_joined(spaced: re.Pattern[str], text: str) -> str:
 
 def words_of(text: str) -> list[str]:
     """The words of `text` by the word rule."""
-    return (_ASCII_WORD if text.isascii() else WORD).findall(text)
+    return word_pattern(text).findall(text)
+
+
+def word_pattern(text: str) -> re.Pattern[str]:
+    """The word rule's pattern for `text`: its ASCII form for an ASCII text (faster)."""
+    return _ASCII_WORD if text.isascii() else WORD
 
 
 @dataclass(frozen=True, slots=True)

@@ -55,22 +55,22 @@ pastes of the ticket with or without light edits, and samples of its words in an
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from itertools import accumulate, compress, groupby
+from itertools import compress
 from math import sqrt
 from types import MappingProxyType
 
-from .canonical import WORD, CanonicalText, canonical_text, words_of
+from .canonical import WORD, CanonicalText, canonical_text, word_pattern
 from .words import STOP_WORDS, stem
 
 MIN_RUN = 4
 VERBATIM_MIN = 2
-_SENTENCE_END = re.compile(r"(?<=[.!?;:])\s+|\s*\n\s*")
-"""Where a sentence (or a line, or a clause after ";" or ":") of a text ends."""
+_SENTENCE_END = re.compile(r"[.!?;:\n]")
+"""Where a sentence (or a line, or a clause after ";" or ":") of a text may end: where the mark
+is a line break or stands before a space (not inside "wms.acme.example" or "13:57")."""
 _STOP_STEMS = frozenset(stem(w) for w in STOP_WORDS)
 _SKIPS = ((1, 2), (1, 3), (2, 3))
 
@@ -292,14 +292,38 @@ def _verbatim(
     that is a piece of the ticket (a name line, "Please return the duplicate."), however
     short, and whatever filler is added to it, is copied."""
     marks = bytearray(len(tokens))
-    ends = list(accumulate(len(words_of(piece)) for piece in _SENTENCE_END.split(text.text)))
-    sentence_of = [bisect_right(ends, start) for start in starts]
-    for _, members in groupby(range(len(tokens)), key=sentence_of.__getitem__):
-        run = [i for i in members if keep[i]]
-        if len(run) >= VERBATIM_MIN and ticket.stands_together([tokens[i] for i in run]):
-            for i in run:
-                marks[i] = 1
+    ends = iter(_sentence_ends(text.text))
+    end, run = next(ends), []
+    for i, start in enumerate(starts):
+        while start >= end:  # the sentence ended before this token: judge its run
+            _mark_if_together(run, tokens, ticket, marks)
+            end, run = next(ends), []
+        if keep[i]:
+            run.append(i)
+    _mark_if_together(run, tokens, ticket, marks)
     return marks
+
+
+def _mark_if_together(
+    run: list[int], tokens: list[str], ticket: TicketEcho, marks: bytearray
+) -> None:
+    """Mark the tokens at `run` (one sentence's relevant tokens) when there are at least
+    `VERBATIM_MIN` of them and they stand together, in this order, in the ticket."""
+    if len(run) >= VERBATIM_MIN and ticket.stands_together([tokens[i] for i in run]):
+        for i in run:
+            marks[i] = 1
+
+
+def _sentence_ends(text: str) -> list[int]:
+    """Per sentence of `text`, the number of its words (the word rule) up to its end."""
+    words, ends, start, size = word_pattern(text), [], 0, len(text)
+    for mark in _SENTENCE_END.finditer(text):
+        at = mark.end()
+        if mark.group() == "\n" or (at < size and text[at].isspace()):
+            ends.append((ends[-1] if ends else 0) + len(words.findall(text, start, at)))
+            start = at
+    ends.append((ends[-1] if ends else 0) + len(words.findall(text, start)))
+    return ends
 
 
 def measure(
