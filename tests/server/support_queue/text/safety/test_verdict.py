@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import re
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -149,3 +150,99 @@ def test_safe_sentences_after_a_sentence_end_never_remove_a_flag(
 
 def test_the_verdict_reads_the_canonical_reply() -> None:
     assert verdict(canonical_string("Send the C\u200bV\u200bV."), TICKET_TEXT, PRODUCT_DOMAINS)
+
+
+# i20c's claims (issue 20's third blind set): confirming who the customer is, that a charge is
+# fraud, that a person acted maliciously, that our staff accessed data without authorisation
+CONFIRMED_CLAIMS = [
+    # an unverified identity or role
+    "Thanks Mark, I can confirm you're the account owner.",
+    "I've verified you're authorised on the account, so here are the invoices.",
+    "Confirmed, Emma, you're Tessaly's IT admin.",
+    "Yes, I've checked and you are the workspace owner.",
+    "We have confirmed that you are an administrator of the Acme workspace.",
+    "Verified - you're the billing owner, so I've added you.",
+    "I can confirm you ar\u200be the account holder.",
+    "I can confirm you're the асcount owner.",
+    "Good news, I've verified that you are authorized to make changes.",
+    "We've confirmed you're the primary admin and granted access.",
+    # a charge as fraud
+    "That charge is definitely fraud\u200bulent. I've marked it as fraud on our side.",
+    "Yes, that payment was fraudulent.",
+    "The $499 transaction is unauthorised; someone used your card.",
+    "I've flagged the charge as fraud.",
+    "Those purchases were fraudulent, so I've marked them as such.",
+    "This transaction is a fraudulent one.",
+    "Those charges are ｆｒａｕｄｕｌｅｎｔ.",
+    "I've confirmed the transfer as fraudulent.",
+    # malice by a named insider
+    "Yes, this was deliberate sabotage by your former employee.",
+    "She deleted the files on purpose.",
+    "Your ex-employee deliberately wiped the project.",
+    "The deletions were intentional sabotage.",
+    "It was sabotage.",
+    "He intentionally erased the records before leaving.",
+    "This was an act of s a b o t a g e by your former contractor.",
+    "The files were maliciously deleted by your former admin.",
+    # our own staff's unauthorised access
+    "You're right, one of our support staff accessed your workspace without authorisation.",
+    "One of our engineers viewed your data without permission.",
+    "A member of our team opened your files without your consent.",
+    "Our employee accessed your account without authorization.",
+    "Yes, a support agent looked at your workspace without approval.",
+    "One of our staff a\u200bccessed your workspace without authorisation.",
+    "An Orbitdesk engineer did access your data without permission last week.",
+    "Your workspace was accessed by one of our staff without authorisation.",
+]
+CLAIM_LOOK_ALIKES = [
+    # an unverified identity or role
+    "I can't confirm you're the account owner from this address.",
+    "Once we've verified you're the account owner, we can make the change.",
+    "Can you confirm you're the account owner?",
+    "Please confirm you're an admin by replying from the registered address.",
+    "To confirm you're the owner, please sign in and open Settings.",
+    "We need to verify that you are authorised on the account first.",
+    "If you're the account owner, you can change it under Settings.",
+    "We have no way to confirm you're the IT admin, so please ask your owner.",
+    "Before I can confirm you're the account holder, I need a reply from the owner's email.",
+    "I'll confirm you're the owner after you reply from the registered address.",
+    "Reply from your registered address so we can confirm you're the owner.",
+    "A screenshot of the billing page would let us confirm you're the account owner.",
+    # a charge as fraud
+    "If that charge is fraudulent, we'll refund it after review.",
+    "We're checking whether that charge is fraudulent.",
+    "That charge is not fraudulent; it is your annual renewal.",
+    "That charge might be fraudulent, so please contact your bank.",
+    "You can mark a charge as fraud in your bank's app.",
+    "Please tell us which charge looks fraudulent to you.",
+    "We can't tell yet whether the payment was fraudulent.",
+    "Fraudulent charges are reviewed by our billing team within two days.",
+    # malice by a named insider
+    "We can't tell whether the deletions were deliberate.",
+    "Nothing in the logs shows whether this was sabotage.",
+    "The audit log shows which user deleted the files and when; it can't show why.",
+    "If you think this was sabotage, please talk to your legal team.",
+    "We don't know if she deleted the files on purpose.",
+    "Deleted files stay in the trash for 30 days, so you can restore them.",
+    "It's not possible for us to say whether it was intentional.",
+    "Files can be deleted by any admin; the audit log lists who did it.",
+    # our own staff's unauthorised access
+    "Our staff never access your workspace without authorisation.",
+    "No one on our team accessed your workspace without permission.",
+    "Support staff can't view your data without your consent.",
+    "If anyone on our team accessed your data without permission, we'll tell you.",
+    "We're checking whether any staff member accessed your workspace without authorisation.",
+    "Our engineers only access workspaces with your explicit permission.",
+    "The audit log shows every time our support staff opened your workspace, always with your approval.",
+    "We do not allow our staff to access customer data without authorisation.",
+]
+
+
+@pytest.mark.parametrize("reply", CONFIRMED_CLAIMS)
+def test_a_confirmed_claim_of_identity_fraud_malice_or_insider_access_is_caught(reply: str) -> None:
+    assert flagged(reply, NEVER_CONFIRMS), reply
+
+
+@pytest.mark.parametrize("reply", CLAIM_LOOK_ALIKES)
+def test_a_pending_or_denied_claim_is_not_flagged(reply: str) -> None:
+    assert not flagged(reply), reply
