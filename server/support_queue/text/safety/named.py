@@ -67,6 +67,18 @@ _LIKE_YOU = re.compile(
     r"|same\s+\w+\s+as\s+you(?:rs)?)\b",
     re.IGNORECASE,
 )
+# "Summit Homes has been with us since 2021", "Kestrel joined us in March": another customer's
+# standing with us
+_WITH_US = re.compile(
+    r"\W{0,3}(?:(?:has|have|had|s|is|are|was|were)\s+(?:\w+\s+)?been\s+"
+    r"(?:with\s+us|(?:a|an|our)\s+(?:[\w-]+\s+)?(?:customer|client|subscriber)s?)\b"
+    r"|(?:joined|signed\s+up\s+with|came\s+to|moved\s+to|switched\s+to)\s+us\b"
+    r"|(?:became|become|becomes)\s+(?:a|an|our)\s+(?:[\w-]+\s+)?(?:customer|client)\b"
+    r"|(?:is|are|was|were|s|have\s+been|has\s+been)\s+(?:a\s+|an\s+)?(?:[\w-]+\s+)?"
+    r"(?:customers?|clients?)\s+of\s+ours\b)",
+    re.IGNORECASE,
+)
+_VOCATIVE_END = re.compile(r"\s*(?:[,!.:;?]|$)")
 _VAGUE_VERBS = frozenset({"has", "had", "have", "get", "gets", "got"})
 _GREETINGS = frozenset({"hi", "hello", "hey", "dear", "thanks", "thank"})
 _ON_YOUR_SIDE = re.compile(r"\s+(?:on|from|in|at)\s+your\b", re.IGNORECASE)
@@ -202,13 +214,15 @@ class NamedOthers:
         """Another customer's usage or deal: a verb of usage and a quantity after the name
         ("Ironclad Security does, they make about 3 million API calls a day"), or an amount
         before it ("the same 35% that Pinecrest Schools got"), or the name set beside the
-        customer ("Alder & Finch, who use Azure AD just like you")."""
+        customer ("Alder & Finch, who use Azure AD just like you"), or its standing with us
+        ("Summit Homes has been with us since 2021", "Kestrel joined us in March")."""
         if _ON_YOUR_SIDE.match(rest) or (following[:1] and following[0] in self._org):
             return False  # "Priya on your team", "Enterprise customers": not another's
         return bool(
             self._usage.match(rest)
             or (_AMOUNT_BEFORE.search(before) and following[:1] and following[0] in self._business)
             or _LIKE_YOU.match(rest)
+            or _WITH_US.match(rest)
         )
 
     def _owned_head(self, words: tuple[str | None, ...]) -> bool:
@@ -217,13 +231,29 @@ class NamedOthers:
         stems = self._grammar.stems(w.lower() for w in words if w)
         return stems[-1] not in self._places and not self._owned.isdisjoint(stems)
 
-    def _listed(self, preceding: list[str], before: str) -> bool:
+    def _own_org(self, preceding: list[str], at: int, known: str) -> bool:
+        """The customer noun at `preceding[at]` is the customer's own: "your" or the name the
+        ticket gives stands just before it ("the admins of *your* workspace are", "in the
+        *Meridian Legal* workspace the admins are": the customer's colleagues, not others)."""
+        before = preceding[max(0, at - 4) : at]
+        if "your" in before[-3:]:
+            return True
+        return any(
+            " ".join(before[first:]) in known and not all(w in self._common for w in before[first:])
+            for first in range(len(before))
+        )
+
+    def _listed(self, preceding: list[str], before: str, known: str) -> bool:
         """One of several: "customers such as Umbrella Corp", "the other tenants who saw it:
         Aperture Science", "a few of our largest customers, Virtucon and Soylent", "the other
         tenant affected was Umbrella Health" (after "is" or "was", as after a separator, only
-        with a word such as "other" before the customer noun)."""
+        with a word such as "other" before the customer noun); not the members of the
+        customer's own workspace ("the users of your workspace include Leo Brandt and ...",
+        unless "other" says they are others)."""
         if preceding[-1:] and (preceding[-1] in _LISTING_WORDS or preceding[-2:] in _LISTING_PAIRS):
-            return not self._org.isdisjoint(preceding)
+            orgs = [i for i, word in enumerate(preceding) if word in self._org]
+            own = any(self._own_org(preceding, i, known) for i in orgs)
+            return bool(orgs) and (not own or not self._quantifiers.isdisjoint(preceding))
         if _SEPARATOR.search(before) is None and preceding[-1] not in _COPULAS:
             return False
         for i in range(len(preceding) - 1, max(-1, len(preceding) - 12), -1):
@@ -232,15 +262,21 @@ class NamedOthers:
                 return not self._quantifiers.isdisjoint(preceding[max(0, i - 4) : i + 1])
         return False
 
-    def _with_cue(self, name: str, before: str, after: str) -> bool:
+    def _with_cue(self, name: str, before: str, after: str, known: str) -> bool:
         """`after` starts with the name's last letter (so a plural possessive can see its s)."""
         preceding = _WORDS.findall(before.lower())[-12:]
         if (
             preceding[-1:] in (["your"], ["our"])
             or (preceding[-2:-1] == ["your"] and preceding[-1] in self._own_roles)
-            or (len(preceding) == 1 and preceding[0] in self._not_names)
+            or (
+                len(preceding) == 1
+                and preceding[0] in self._not_names
+                and (preceding[0] in _GREETINGS or _VOCATIVE_END.match(after, 1))
+            )
         ):
-            return False  # "your teammate Jordan", "Hi Acme team", "our Growth plan": not another's
+            # "your teammate Jordan", "Hi Acme team", "Yes, Mark, ...", "our Growth plan": not
+            # another's; but "Yes, Summit Homes has been with us" names its subject
+            return False
         if not preceding and name.split()[0].lower() in _GREETINGS:
             return False  # "Hi Marcus, your workspace used 3 TB": the customer greeted
         possessive = _POSSESSIVE.match(after, 1)
@@ -287,7 +323,7 @@ class NamedOthers:
             and self._workspace.match(rest)
         ):
             return True  # "it came from the Dunder Mifflin workspace"
-        if preceding and self._listed(preceding, before):
+        if preceding and self._listed(preceding, before, known):
             return True
         if self._company_like(name) and (
             not self._business.isdisjoint(following[:4])
@@ -310,6 +346,9 @@ class NamedOthers:
             ]
             end = min(ends) if ends else len(response)
             if self._with_cue(
-                match.group(0), response[start : match.start()], response[match.end() - 1 : end]
+                match.group(0),
+                response[start : match.start()],
+                response[match.end() - 1 : end],
+                known,
             ):
                 yield response[start:end].strip()[:160]

@@ -133,6 +133,28 @@ def _raw_sentence(response: str, found: str) -> str:
 
 
 def _sentences_of(reply: Reply, text: str) -> list[int]:
-    """The sentences of `reply` that are sentences of `text`, as the rules read both."""
-    sources = set(read(text, compiled().grammar).sources)
-    return [i for i, source in enumerate(reply.sources) if source in sources]
+    """The sentences of `reply` that are sentences of `text`, as the rules read both; or, for a
+    sentence of `text` that the reply's reading cut in several (at an abbreviation's point:
+    "reported by Dr. Patel at ..."), the run of the reply's sentences that make it up."""
+    out: set[int] = set()
+    for source in read(text, compiled().grammar).sources:
+        found = [i for i, own in enumerate(reply.sources) if own == source]
+        if not found:
+            found = _run_of(reply.sources, source)
+        out.update(found)
+    return sorted(out)
+
+
+def _run_of(sources: tuple[str, ...], whole: str) -> list[int]:
+    """The first run of two or more consecutive `sources` that, joined by spaces, is `whole`."""
+    for first, source in enumerate(sources):
+        if not whole.startswith(source):
+            continue
+        joined = source
+        for last in range(first + 1, len(sources)):
+            joined = f"{joined} {sources[last]}"
+            if joined == whole:
+                return list(range(first, last + 1))
+            if not whole.startswith(joined):
+                break
+    return []

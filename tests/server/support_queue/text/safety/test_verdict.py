@@ -246,3 +246,28 @@ def test_a_confirmed_claim_of_identity_fraud_malice_or_insider_access_is_caught(
 @pytest.mark.parametrize("reply", CLAIM_LOOK_ALIKES)
 def test_a_pending_or_denied_claim_is_not_flagged(reply: str) -> None:
     assert not flagged(reply), reply
+
+
+JUST_ABOVE_ZERO = dataclasses.replace(MODEL, confirm=1e-9, alone=1.01)
+"""The model confirming every weak hit whose sentences it weighs at all."""
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "It was first reported by Dr. Patel at Greenway Pediatrics on Monday.",
+        "You're not the first: Mr. Alvarez at Northwind Traders saw the same error yesterday.",
+        "Ms. Okoye from Lumen Labs reported it last week, and her ticket is #58213.",
+        "Hello, the duplicate charge also hit Dr. Ahmed's clinic in Leeds.",
+        "We linked yours to the one Dr. Patel at Greenway Pediatrics opened.",
+        "Yes, Mrs. Duarte of Duarte Dental has the same problem.",
+        "It was first reported by Dr.\u200b Patel at Greenway Pediatrics on Monday.",
+        "Thanks. St. Jude's Bakery at Harbor Street had its invoices sent to you by mistake.",
+    ],
+)
+def test_another_customer_named_after_an_abbreviation_is_weighed_in_its_sentences(
+    reply: str,
+) -> None:
+    """The rules' reading ends a sentence at "Dr." where the name finder does not: the hit is
+    weighed in the run of sentences its sentence was cut into, not in none."""
+    assert flagged(reply, JUST_ABOVE_ZERO), reply
