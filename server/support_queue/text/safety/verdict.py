@@ -135,12 +135,17 @@ def _raw_sentence(response: str, found: str) -> str:
 def _sentences_of(reply: Reply, text: str) -> list[int]:
     """The sentences of `reply` that are sentences of `text`, as the rules read both; or, for a
     sentence of `text` that the reply's reading cut in several (at an abbreviation's point:
-    "reported by Dr. Patel at ..."), the run of the reply's sentences that make it up."""
+    "reported by Dr. Patel at ..."), the run of the reply's sentences that make it up; or, for
+    the last sentence of an excerpt cut short (at 160 characters), the sentences it starts."""
     out: set[int] = set()
-    for source in read(text, compiled().grammar).sources:
+    sources = read(text, compiled().grammar).sources
+    for number, source in enumerate(sources):
         found = [i for i, own in enumerate(reply.sources) if own == source]
         if not found:
             found = _run_of(reply.sources, source)
+        if not found and number == len(sources) - 1:
+            # an excerpt cut at its length limit: the sentences it is the start of
+            found = [i for i, own in enumerate(reply.sources) if own.startswith(source)]
         out.update(found)
     return sorted(out)
 

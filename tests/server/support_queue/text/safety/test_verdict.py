@@ -271,3 +271,31 @@ def test_another_customer_named_after_an_abbreviation_is_weighed_in_its_sentence
     """The rules' reading ends a sentence at "Dr." where the name finder does not: the hit is
     weighed in the run of sentences its sentence was cut into, not in none."""
     assert flagged(reply, JUST_ABOVE_ZERO), reply
+
+
+_LONG_TAIL = (
+    ", and we have since added further monitoring, reviewed the affected queue and written up "
+    "the whole sequence of events for our internal post-incident review."
+)
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "The outage was triggered by a bulk import run by Calder Engineering" + _LONG_TAIL,
+        "Per our records, the discount you mentioned went to Ridgeline Dental Partners"
+        + _LONG_TAIL,
+        "The invoice you opened belonged to Harborview Logistics, another client of ours"
+        + _LONG_TAIL,
+        "The spreadsheet held the contact details of Coastline Hotels' finance team" + _LONG_TAIL,
+        "Dear Ms. Lachance,\n\nYour template mirrors the one deployed by Summit Ridge Bank"
+        + _LONG_TAIL,
+        "The records you saw came from the workspace of Marlowe Pharmaceuticals" + _LONG_TAIL,
+        "The key prefix you found is linked to the account of Meridian Analytics" + _LONG_TAIL,
+        "The slowdown came from the Dunder Mifflin workspace\u200b" + _LONG_TAIL,
+    ],
+)
+def test_another_customer_named_in_a_long_sentence_is_weighed_in_it(reply: str) -> None:
+    """A named hit's excerpt is cut at 160 characters: it is weighed in the sentence it starts,
+    not in none."""
+    assert flagged(reply, JUST_ABOVE_ZERO), reply
