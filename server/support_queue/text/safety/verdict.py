@@ -88,12 +88,14 @@ def candidates(
     reply: Reply, response: str, ticket_text: str, own_domains: tuple[str, ...]
 ) -> Iterator[Candidate]:
     """Every rule hit of the reply: each (rule, sentence) a frame finds, then each excerpt
-    that names another customer (named.py), with the sentences it stands in."""
+    that names another customer (named.py), with the sentences it stands in: clear where its
+    sentence plainly states that customer's plan or sign-in (`NamedOthers.plainly`)."""
     for finding in frame_findings(reply):
         yield Candidate(finding.rule, excerpt(reply, finding), finding.clear, (finding.sentence,))
-    for found in compiled().others.find_all(response, ticket_text, own_domains):
-        sentences = tuple(_sentences_of(reply, _raw_sentence(response, found)))
-        yield Candidate(REVEALS, found, False, sentences)
+    others = compiled().others
+    for found in others.find_all(response, ticket_text, own_domains):
+        raw = _raw_sentence(response, found)
+        yield Candidate(REVEALS, found, others.plainly(raw), tuple(_sentences_of(reply, raw)))
 
 
 def judge(
