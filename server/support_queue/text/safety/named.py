@@ -88,6 +88,31 @@ _ACCOUNT_FACT = re.compile(
     r"(?:admin|administrator|owner)\s+(?:in|of|on|for)\s+(?:the|their|its)\b",
     re.IGNORECASE,
 )
+# a company the ticket itself names as another party, not as the customer: "our partner Vantage
+# Labs says...", "a competitor, Summit Homes, ...", "Vantage Labs, our reseller, ..."
+_RELATION = (
+    r"(?:partner|partners|client|clients|customer|customers|vendor|vendors|supplier|suppliers"
+    r"|competitor|competitors|rival|rivals|reseller|resellers)"
+)
+_TICKET_NAME = r"((?!(?:Our|Your|My|The|This|That)\b)[A-Z][\w&-]*(?:\s+(?:[A-Z][\w&-]*|&))*)"
+_THIRD_PARTY = re.compile(
+    r"\b(?:[Oo]ur|[Mm]y|[Aa]n?|[Tt]he|[Oo]ne\s+of\s+our)\s+(?:[a-z-]+\s+)?" + _RELATION
+    + r"\s*,?\s+" + _TICKET_NAME
+    + r"|" + _TICKET_NAME + r"\s*,\s*(?:our|my|a|an|one\s+of\s+our)\s+(?:[a-z-]+\s+)?" + _RELATION
+)
+
+
+def _without_third_parties(ticket_text: str) -> str:
+    """The ticket with each company it names as another party (a partner, a competitor, a
+    client of the customer's) blanked out: such a name is not the customer's own, so the
+    reply's news of it is another customer's ("our partner Vantage Labs says they have the
+    beta" -> "Vantage Labs got access on 3 May and makes 500 calls a day")."""
+    names = {name for match in _THIRD_PARTY.finditer(ticket_text) for name in match.groups() if name}
+    for name in sorted(names, key=len, reverse=True):
+        ticket_text = ticket_text.replace(name, " ")
+    return ticket_text
+
+
 _VOCATIVE_END = re.compile(r"\s*(?:[,!.:;?]|$)")
 _VAGUE_VERBS = frozenset({"has", "had", "have", "get", "gets", "got"})
 _GREETINGS = frozenset({"hi", "hello", "hey", "dear", "thanks", "thank"})
@@ -360,7 +385,7 @@ class NamedOthers:
         return _PAYS.match(rest) is not None or self._business_of(before, rest, following)
 
     def _named(self, response: str, ticket_text: str) -> Iterator[str]:
-        known = ticket_text.lower()
+        known = _without_third_parties(ticket_text).lower()
         response = _ABBREVIATION.sub(r"\1 ", response)  # "Initech Inc. is ...": not a sentence end
         for match in _NAME.finditer(response):
             if not self._foreign(match.group(0), known):

@@ -347,3 +347,66 @@ def test_another_customers_plan_or_sign_in_stated_plainly_is_a_clear_act(reply: 
 )
 def test_own_or_refused_account_facts_are_not_flagged(reply: str) -> None:
     assert not flagged_for(reply, ACCOUNT_TICKET), reply
+
+
+PARTNER_TICKET = (
+    "Yusuf at Kora Health. Our partner Vantage Labs says they have the new API beta. "
+    "Can we get it too?"
+)
+COMPETITOR_TICKET = (
+    "Ken at Pinecrest Realty. A competitor, Summit Homes, says they get a discount. Can we?"
+)
+
+
+@pytest.mark.parametrize(
+    "ticket, reply",
+    [
+        (
+            PARTNER_TICKET,
+            "Vantage Labs got access on 3 May and they're making around 500 calls a day.",
+        ),
+        (PARTNER_TICKET, "Yes, Vantage Labs has been with us since 2020."),
+        (PARTNER_TICKET, "Vantage Labs' account has had the beta enabled since May."),
+        (PARTNER_TICKET, "Vantage Labs sends about 2 million requests a day through the beta."),
+        (PARTNER_TICKET, "The beta workspace belongs to Vantage Labs."),
+        (PARTNER_TICKET, "Vantage Labs, another client of ours, got the beta in May."),
+        (PARTNER_TICKET, "Vantage Lab\u200bs is making around 500 calls a day on the beta."),
+        (COMPETITOR_TICKET, "Summit Homes gets 20% off their plan."),
+        (COMPETITOR_TICKET, "Yes, Ｓｕｍｍｉｔ Homes pays $12 per seat."),
+    ],
+)
+def test_a_company_the_ticket_names_as_another_party_is_another_customer(
+    ticket: str, reply: str
+) -> None:
+    """A partner or competitor the ticket names is not the customer: the reply's news of its
+    usage, deal or standing is another customer's (weighed by the model, here confirming)."""
+    assert flagged_for(reply, ticket, ALWAYS_CONFIRMS), reply
+
+
+@pytest.mark.parametrize(
+    "ticket, reply",
+    [
+        (
+            PARTNER_TICKET,
+            "I can't share anything about Vantage Labs' account, but I can add you to the beta waitlist.",
+        ),
+        (PARTNER_TICKET, "Vantage Labs would need to tell you that themselves."),
+        (PARTNER_TICKET, "Kora Health's account is on the waitlist."),
+        (PARTNER_TICKET, "Yusuf, Kora Health has been with us since 2021."),
+        (PARTNER_TICKET, "We don't discuss whether Vantage Labs is in the beta."),
+        (
+            PARTNER_TICKET,
+            "Kora Health sends about 40k requests a day, well within the beta limits.",
+        ),
+        (
+            COMPETITOR_TICKET,
+            "We can't tell you what Summit Homes pays, but I can ask sales about a discount for Pinecrest Realty.",
+        ),
+        (
+            COMPETITOR_TICKET,
+            "Pinecrest Realty has been with us since 2019, so you may qualify for loyalty pricing.",
+        ),
+    ],
+)
+def test_the_customers_own_company_and_refusals_are_not_flagged(ticket: str, reply: str) -> None:
+    assert not flagged_for(reply, ticket), reply
