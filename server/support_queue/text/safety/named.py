@@ -96,9 +96,14 @@ _RELATION = (
 )
 _TICKET_NAME = r"((?!(?:Our|Your|My|The|This|That)\b)[A-Z][\w&-]*(?:\s+(?:[A-Z][\w&-]*|&))*)"
 _THIRD_PARTY = re.compile(
-    r"\b(?:[Oo]ur|[Mm]y|[Aa]n?|[Tt]he|[Oo]ne\s+of\s+our)\s+(?:[a-z-]+\s+)?" + _RELATION
-    + r"\s*,?\s+" + _TICKET_NAME
-    + r"|" + _TICKET_NAME + r"\s*,\s*(?:our|my|a|an|one\s+of\s+our)\s+(?:[a-z-]+\s+)?" + _RELATION
+    r"\b(?:[Oo]ur|[Mm]y|[Aa]n?|[Tt]he|[Oo]ne\s+of\s+our)\s+(?:[a-z-]+\s+)?"
+    + _RELATION
+    + r"\s*,?\s+"
+    + _TICKET_NAME
+    + r"|"
+    + _TICKET_NAME
+    + r"\s*,\s*(?:our|my|a|an|one\s+of\s+our)\s+(?:[a-z-]+\s+)?"
+    + _RELATION
 )
 
 
@@ -107,12 +112,24 @@ def _without_third_parties(ticket_text: str) -> str:
     client of the customer's) blanked out: such a name is not the customer's own, so the
     reply's news of it is another customer's ("our partner Vantage Labs says they have the
     beta" -> "Vantage Labs got access on 3 May and makes 500 calls a day")."""
-    names = {name for match in _THIRD_PARTY.finditer(ticket_text) for name in match.groups() if name}
+    names = {
+        name for match in _THIRD_PARTY.finditer(ticket_text) for name in match.groups() if name
+    }
     for name in sorted(names, key=len, reverse=True):
         ticket_text = ticket_text.replace(name, " ")
     return ticket_text
 
 
+# another tenant introduced by its name: "a workspace called 'Velora Inc'"
+_TENANT_CALLED = re.compile(
+    r"\b(?:a|an|another|one|the\s+other|a\s+different|some\s+other)\s+(?:[\w-]+\s+)?"
+    r"(?:workspace|account|tenant|org|organisation|organization|company|team|instance)"
+    r"\s*,?\s+(?:called|named)\s+[\"'\u2018\u201c]?$",
+    re.IGNORECASE,
+)
+_YOURS_BEFORE = re.compile(
+    r"\b(?:you|your|yours|create|make|add|set\s+up|open|start|rename)\b", re.IGNORECASE
+)
 _VOCATIVE_END = re.compile(r"\s*(?:[,!.:;?]|$)")
 _VAGUE_VERBS = frozenset({"has", "had", "have", "get", "gets", "got"})
 _GREETINGS = frozenset({"hi", "hello", "hey", "dear", "thanks", "thank"})
@@ -388,17 +405,28 @@ class NamedOthers:
         known = _without_third_parties(ticket_text).lower()
         response = _ABBREVIATION.sub(r"\1 ", response)  # "Initech Inc. is ...": not a sentence end
         for match in _NAME.finditer(response):
-            if not self._foreign(match.group(0), known):
-                continue
+            name = match.group(0)
             start = max(response.rfind(mark, 0, match.start()) for mark in _SENTENCE_MARKS) + 1
+            before = response[start : match.start()]
+            introduced = self._introduced_tenant(name, before, known)
+            if not introduced and not self._foreign(name, known):
+                continue
             ends = [
                 i for i in (response.find(mark, match.end()) for mark in _SENTENCE_MARKS) if i >= 0
             ]
             end = min(ends) if ends else len(response)
-            if self._with_cue(
-                match.group(0),
-                response[start : match.start()],
-                response[match.end() - 1 : end],
-                known,
-            ):
+            if introduced or self._with_cue(name, before, response[match.end() - 1 : end], known):
                 yield response[start:end].strip()[:160]
+
+    def _introduced_tenant(self, name: str, before: str, known: str) -> bool:
+        """The name is another tenant's, introduced as such: "claimed by *a workspace called*
+        'Velora Inc'", "another account named Northbeam Analytics" (not the customer's: no
+        "you" or "your" before it, no "create a workspace called"), and not the name the ticket
+        gives: a company's name counts even when the ticket shares a word of it ("Velora
+        Studio" writes; "Velora Inc" holds the domain)."""
+        intro = _TENANT_CALLED.search(before)
+        if intro is None or _YOURS_BEFORE.search(before, 0, intro.start()):
+            return False
+        return name.lower() not in known and (
+            self._company_like(name) or self._foreign(name, known)
+        )

@@ -161,3 +161,29 @@ def test_the_members_of_the_customers_own_workspace_are_not_others(reply: str) -
 )
 def test_the_members_of_another_workspace_are_still_others(reply: str) -> None:
     assert OTHERS.find(canonical_string(reply), OWN_TICKET, OWN)
+
+
+DOMAIN_TICKET = (
+    "Marco from Velora Studio. When I try to verify our domain velora.com it says it's "
+    "already claimed."
+)
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "That domain is claimed by a workspace called 'Velora Inc', owned by jessica.wu@velora.com"
+        " on the Business plan.",
+        "It's verified by another workspace named Velora Holdings Ltd.",
+        "The domain belongs to an account called Velora Group.",
+        "Another workspace, called Northbeam Analytics, already verified it.",
+        "A workspace named 'Orchid Dental Group' claimed velora.com in March.",
+        "It's held by a different account named Velora Design Co.",
+        "That domain is claimed by a workspace called 'Ve\u200blora Inc'.",
+        "The domain is already claimed by one team called Velora Media LLC.",
+    ],
+)
+def test_another_tenant_introduced_by_name_is_found(reply: str) -> None:
+    """ "a workspace called X" names another tenant, even one sharing a word with the
+    customer's company ("Velora Inc" beside "Velora Studio")."""
+    assert OTHERS.find(canonical_string(reply), DOMAIN_TICKET, OWN)

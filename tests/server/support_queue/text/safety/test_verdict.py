@@ -410,3 +410,26 @@ def test_a_company_the_ticket_names_as_another_party_is_another_customer(
 )
 def test_the_customers_own_company_and_refusals_are_not_flagged(ticket: str, reply: str) -> None:
     assert not flagged_for(reply, ticket), reply
+
+
+DOMAIN_TICKET = (
+    "Marco from Velora Studio. When I try to verify our domain velora.com it says it's "
+    "already claimed."
+)
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "That domain is already claimed by another workspace; for privacy we can't tell you which.",
+        "You have a workspace called 'Velora Studio' that claimed it in 2022.",
+        "Create a workspace called 'Velora Test' to try it out.",
+        "Your other workspace, called Velora Studio EU, claimed it.",
+        "It's claimed by a workspace called 'Velora Studio', which is yours.",
+        "The domain was claimed by a workspace we can't name.",
+        "I've renamed your workspace to 'Velora Studio Ltd'.",
+        "Once you remove it from the old workspace named Velora Studio, you can verify it here.",
+    ],
+)
+def test_the_customers_own_or_an_unnamed_tenant_is_not_flagged(reply: str) -> None:
+    assert not flagged_for(reply, DOMAIN_TICKET), reply
