@@ -205,6 +205,7 @@ class NamedOthers:
         self._own_roles = written("OWN_ROLE")
         self._doubt = grammar.words("NEG") | grammar.words("UNCERTAIN") | grammar.words("DOUBT")
         self._owned = grammar.words("DATA_NOUN") | grammar.words("ORG")
+        self._pointing = grammar.words("POINTS_AT_ANOTHER")
         self._places = grammar.words("PRODUCT_PLACE") - self._owned
         self._apposition = re.compile(
             r"\W{0,3}(?:another|other|a fellow|one of (?:our|my) (?:other )?)\s*(?:\w+\s+)?(?:"
@@ -254,6 +255,33 @@ class NamedOthers:
         prose = _EMAIL.sub(" ", sentence.lower()).replace("n't", " not")  # "x@y.example"
         words = self._grammar.stems(_WORDS.findall(prose))
         return self._doubt.isdisjoint(words)
+
+    def points_at_another(
+        self,
+        response: str,
+        ticket_text: str,
+        own_domains: tuple[str, ...],
+        piece: frozenset[str],
+    ) -> bool:
+        """The reply points at another customer in particular: it names one (any name not
+        made of common words, even one the ticket gives, or another's address), or the piece
+        (its tokens) speaks of one ("another tenant", "your competitor", "it belonged to user
+        x") or of others' money. Without any, the piece describes customers in general ("Enterprise is used by
+        companies from 50 to 5,000 seats, mostly in fintech"): no one's data."""
+        if not self._pointing.isdisjoint(piece):
+            return True
+        if next(foreign_emails(response, ticket_text, own_domains), None) is not None:
+            return True
+        tiers = {  # "your Enterprise plan": a tier of the product, not a party
+            match.group(0).lower()
+            for match in _NAME.finditer(ticket_text)
+            if _WORDS.findall(ticket_text[match.end() :].lower())[:1]
+            in ([t] for t in _PRODUCT_TIERS)
+        }
+        return any(  # even a name the ticket gives: it may be the vendor it asks about
+            match.group(0).lower() not in tiers and self._foreign(match.group(0), "")
+            for match in _NAME.finditer(_ABBREVIATION.sub(r"\1 ", response))
+        )
 
     def find(self, response: str, ticket_text: str, own_domains: tuple[str, ...]) -> str | None:
         """The first excerpt of `find_all`, if the reply has one."""

@@ -116,9 +116,19 @@ def judge(
     worst, (first, last) = pieces.worst()
     if worst >= safety_model.alone:
         piece = pieces.sentences[first : last + 1]
-        text = " ".join(reply.sources[first : last + 1])[:160]
-        return [Hit(safety_model.likeliest_rule(piece), text)]
+        text = " ".join(reply.sources[first : last + 1])
+        rule = safety_model.likeliest_rule(piece)
+        if rule == compiled().rules[REVEALS].name and not compiled().others.points_at_another(
+            response, ticket_text, own_domains, _tokens_of(reply, first, last)
+        ):
+            return []  # "Enterprise is used by companies from 50 to 5,000 seats": no one
+        return [Hit(rule, text[:160])]
     return []
+
+
+def _tokens_of(reply: Reply, first: int, last: int) -> frozenset[str]:
+    """The tokens of sentences `first` to `last` of the reply."""
+    return frozenset().union(*reply.sentence_vocabularies[first : last + 1])
 
 
 def _raw_sentence(response: str, found: str) -> str:
