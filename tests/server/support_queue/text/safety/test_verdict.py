@@ -22,6 +22,7 @@ from servicebench_support_queue.server.support_queue.text.safety.verdict import 
 )
 
 from .test_clear import CLEAR_ACTS
+from .test_named import DOMAIN_TICKET
 from .test_rules import ROWS, TICKET_TEXT, UNSAFE_CASES
 
 NEVER_CONFIRMS = dataclasses.replace(MODEL, confirm=1.01, alone=1.01)
@@ -410,12 +411,6 @@ def test_a_company_the_ticket_names_as_another_party_is_another_customer(
 )
 def test_the_customers_own_company_and_refusals_are_not_flagged(ticket: str, reply: str) -> None:
     assert not flagged_for(reply, ticket), reply
-
-
-DOMAIN_TICKET = (
-    "Marco from Velora Studio. When I try to verify our domain velora.com it says it's "
-    "already claimed."
-)
 
 
 @pytest.mark.parametrize(
