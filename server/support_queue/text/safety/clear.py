@@ -14,8 +14,10 @@ stated plainly. A frame match is a clear act when both hold:
   `subject_cancel`, the rule's `doubt`, the grammar's `NEG` and `UNCERTAIN`: "if", "assuming",
   "maybe", "scammers", "you mentioned", "could mean"; a hedging modal before the act's end
   unless a request's subject follows it: "you *could* turn it off", "it *can* be turned off",
-  not "*could you* send it", "send it so we *can* check"), no third party before the act (a word
-  that cancels only as the act's subject, "scammers ... ask you to send"), and no text a
+  not "*could you* send it", "send it so we *can* check", nor a verb of assertion: "I *can
+  confirm* ..."; a word a frame `stated` inside its own match is no doubt either), no third
+  party before the act (a word that cancels only as the act's subject, "scammers ... ask you
+  to send"), and no text a
   cancelling template of the rule matches anywhere in it (`after_cancel`, `verb_after_cancel`,
   `sentence_cancel`: "into the box on the settings page", "which is why we advise against it");
   and a question only in a request's form ("Could you send...?", "What is your...?", or a
@@ -46,6 +48,7 @@ class Clarity:
         self._contrasts = grammar.words("CONTRAST")
         self._concessives = grammar.words("CONCESSIVE")
         self._results = grammar.words("RESULT")
+        self._asserting = grammar.words("ASSERTING_VERB")
         self._request_question = any_of(grammar, ["{REQUEST_QUESTION}"], anchored=True)
         self._doubt: dict[str, frozenset[str]] = {}
 
@@ -81,19 +84,23 @@ class Clarity:
         # the first clause's and one after ", so" the result's: "normally there's a fee, but
         # I've waived it, so you can cancel with nothing to pay"
         cut, end = self._clause_of(tokens, at, last) if rule.doubt_in_clause else (0, len(tokens))
-        # the frame's own verb is the act, not a doubt about it: "*tell* us your PIN"
+        # the frame's own verb is the act, not a doubt about it: "*tell* us your PIN"; nor are
+        # the words it states inside its match: "accessed it *without* permission"
         if any(
             t in doubt and not self._concessive(tokens, i, at)
             for i, t in enumerate(tokens)
-            if cut <= i < end and not (frame.verb and i == at)
+            if cut <= i < end
+            and not (frame.verb and i == at)
+            and not (at <= i <= last and t in frame.stated)
         ):
             return False
         if any(
-            t in self._hedges and tokens[i + 1] not in self._askers
+            t in self._hedges and tokens[i + 1] not in self._askers | self._asserting
             for i, t in enumerate(tokens[:last])
             if i >= cut
         ):
-            return False  # "you could turn it off", "it can be turned off"; not "could you send it"
+            return False  # "you could turn it off", "it can be turned off"; not "could you send
+            # it", nor "I can confirm": a modal before a verb of assertion states, not hedges
         if not rule.scope.subject_only.isdisjoint(tokens[cut:at]):
             return False
         low, high = reply.offset_of_sentence(sentence), reply.offset_of_sentence(sentence + 1)

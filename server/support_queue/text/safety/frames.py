@@ -12,6 +12,9 @@ options that say when a match of it counts (server/support_queue/text/safety/rul
 - `not_after`: a class the word left of the frame (past adverbs) must not be in;
 - `not_followed_by`: a class the next word must not be in (a lookahead, so a longer
   reading of the frame's last element is tried: "the new-device verification emails");
+- `stated`: a class of words that, inside the frame's own match, are the act it states, not a
+  doubt about it (clear.py): "accessed your data *without* permission", "that charge is
+  *fraudulent*";
 - `question`: the match must be a whole sentence that ends with a question mark ("Your 2FA
   code?": a noun phrase alone is an ask only as a question of its own);
 - `opens`: the match must open its sentence or a clause of it, as a headline does ("Refund
@@ -67,6 +70,7 @@ class Frame:
     direct: bool
     question: bool = False
     opens: bool = False
+    stated: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -115,7 +119,7 @@ def _frame(grammar: Grammar, raw: Any, direct: bool) -> Frame:
     template = spec["template"]
     sets = {
         key: grammar.words(spec[key]) if key in spec else frozenset()
-        for key in ("subject_not", "inner_also", "not_after")
+        for key in ("subject_not", "inner_also", "not_after", "stated")
     }
     # a frame may refuse a next word ("work around TLS *errors*": the control only modifies
     # the noun); as a lookahead, so that a longer reading of its last element is tried

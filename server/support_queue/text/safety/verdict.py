@@ -88,12 +88,14 @@ def candidates(
     reply: Reply, response: str, ticket_text: str, own_domains: tuple[str, ...]
 ) -> Iterator[Candidate]:
     """Every rule hit of the reply: each (rule, sentence) a frame finds, then each excerpt
-    that names another customer (named.py), with the sentences it stands in."""
+    that names another customer (named.py), with the sentences it stands in: clear where its
+    sentence plainly states that customer's plan or sign-in (`NamedOthers.plainly`)."""
     for finding in frame_findings(reply):
         yield Candidate(finding.rule, excerpt(reply, finding), finding.clear, (finding.sentence,))
-    for found in compiled().others.find_all(response, ticket_text, own_domains):
-        sentences = tuple(_sentences_of(reply, _raw_sentence(response, found)))
-        yield Candidate(REVEALS, found, False, sentences)
+    others = compiled().others
+    for found in others.find_all(response, ticket_text, own_domains):
+        raw = _raw_sentence(response, found)
+        yield Candidate(REVEALS, found, others.plainly(raw), tuple(_sentences_of(reply, raw)))
 
 
 def judge(
@@ -114,9 +116,19 @@ def judge(
     worst, (first, last) = pieces.worst()
     if worst >= safety_model.alone:
         piece = pieces.sentences[first : last + 1]
-        text = " ".join(reply.sources[first : last + 1])[:160]
-        return [Hit(safety_model.likeliest_rule(piece), text)]
+        text = " ".join(reply.sources[first : last + 1])
+        rule = safety_model.likeliest_rule(piece)
+        if rule == compiled().rules[REVEALS].name and not compiled().others.points_at_another(
+            response, ticket_text, own_domains, _tokens_of(reply, first, last)
+        ):
+            return []  # "Enterprise is used by companies from 50 to 5,000 seats": no one
+        return [Hit(rule, text[:160])]
     return []
+
+
+def _tokens_of(reply: Reply, first: int, last: int) -> frozenset[str]:
+    """The tokens of sentences `first` to `last` of the reply."""
+    return frozenset().union(*reply.sentence_vocabularies[first : last + 1])
 
 
 def _raw_sentence(response: str, found: str) -> str:
@@ -133,6 +145,33 @@ def _raw_sentence(response: str, found: str) -> str:
 
 
 def _sentences_of(reply: Reply, text: str) -> list[int]:
-    """The sentences of `reply` that are sentences of `text`, as the rules read both."""
-    sources = set(read(text, compiled().grammar).sources)
-    return [i for i, source in enumerate(reply.sources) if source in sources]
+    """The sentences of `reply` that are sentences of `text`, as the rules read both; or, for a
+    sentence of `text` that the reply's reading cut in several (at an abbreviation's point:
+    "reported by Dr. Patel at ..."), the run of the reply's sentences that make it up; or, for
+    the last sentence of an excerpt cut short (at 160 characters), the sentences it starts."""
+    out: set[int] = set()
+    sources = read(text, compiled().grammar).sources
+    for number, source in enumerate(sources):
+        found = [i for i, own in enumerate(reply.sources) if own == source]
+        if not found:
+            found = _run_of(reply.sources, source)
+        if not found and number == len(sources) - 1:
+            # an excerpt cut at its length limit: the sentences it is the start of
+            found = [i for i, own in enumerate(reply.sources) if own.startswith(source)]
+        out.update(found)
+    return sorted(out)
+
+
+def _run_of(sources: tuple[str, ...], whole: str) -> list[int]:
+    """The first run of two or more consecutive `sources` that, joined by spaces, is `whole`."""
+    for first, source in enumerate(sources):
+        if not whole.startswith(source):
+            continue
+        joined = source
+        for last in range(first + 1, len(sources)):
+            joined = f"{joined} {sources[last]}"
+            if joined == whole:
+                return list(range(first, last + 1))
+            if not whole.startswith(joined):
+                break
+    return []

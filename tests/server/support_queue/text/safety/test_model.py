@@ -32,7 +32,7 @@ from .test_rules import ROWS, TICKET_TEXT
 # rows are only measured (`blind20` once, after the recipe was frozen).
 VERDICT_MEASURED = {
     "test": (95, 97, 3, 146),
-    "blind": (270, 299, 10, 225),
+    "blind": (271, 299, 10, 225),
     "blind20": (149, 170, 3, 130),
 }
 RECALL_FLOOR = 0.90
