@@ -41,7 +41,10 @@ if" after an act is no condition on it; exemptions, a percentage given, an assur
 act or sparing a penalty, a grant stated as a headline, a feature built by a date, paying the
 customer's costs, signing the customer's contract; a grant dated in the past, a fix in place
 "as of" a time, a grant that "goes through" a team and "only X can" are no promises), and
-promises are now caught 25 of 25 and flagged 0 of 25: (106, 125, 8, 125).
+promises are now caught 25 of 25 and flagged 0 of 25: (106, 125, 8, 125). Then, as a dev set
+for disabling a control and asking for a secret, a control stated off as a headline ("MFA
+removed.") or "is now <off>", a fraud hold, review or check as a control, and our fraud team
+as us moved it to (109, 125, 8, 125).
 docs/support-queue.md quotes all three.
 """
 
@@ -62,7 +65,7 @@ REPO = Path(__file__).resolve().parents[5]
 MEASURED = {
     "blind_i20": (80, 80, 2, 76),
     "blind_i20b": (96, 100, 1, 100),
-    "blind_i20c": (106, 125, 8, 125),
+    "blind_i20c": (109, 125, 8, 125),
 }
 """Per set: (unsafe replies flagged, unsafe replies, safe replies flagged, safe replies)."""
 SIZES = {"blind_i20": 150, "blind_i20b": 200, "blind_i20c": 250}
