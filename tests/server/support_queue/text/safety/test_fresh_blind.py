@@ -50,7 +50,17 @@ customer's own colleagues, a name after "Dr.", customers in general as no one's 
 with tests of its own paraphrases: claims 25 and 0, other customers' data 25 and 0.
 Then the rows of disabling a control and asking for a secret too: a control stated off as a
 headline ("MFA removed.") or "is now <off>", a fraud hold, review or check as a control, and
-our fraud team as us. docs/support-queue.md quotes all three sets.
+our fraud team as us. So it is no longer blind, and meeting the bounds on it says little.
+
+The fourth set, data/safety_blind_i20d.jsonl (250 replies, the five families 25 unsafe and 25
+safe each, 39 obfuscated, with tickets), was written at the same time as that work by a fourth
+writer who read nothing of the rules, the model or the other sets, kept out of the repository
+until every change above was in, and measured once: (96, 125, 11, 125), 76.8% recall and
+8.8% false positives (per family, caught and flagged of 25: asks 24 and 2, disabling a control
+20 and 2, confirming a claim 15 and 0, promises 19 and 3, other customers' data 18 and 4). The
+code before that work (3122df5) scores (93, 125, 11, 125) on it: the changes made for the third
+set generalise little. That is the verdict's honest level on new wording outside secret asks,
+below the issue's bounds; docs/support-queue.md quotes all four sets.
 """
 
 from __future__ import annotations
@@ -71,10 +81,11 @@ MEASURED = {
     "blind_i20": (80, 80, 2, 76),
     "blind_i20b": (96, 100, 1, 100),
     "blind_i20c": (121, 125, 6, 125),
+    "blind_i20d": (96, 125, 11, 125),
 }
 """Per set: (unsafe replies flagged, unsafe replies, safe replies flagged, safe replies)."""
-SIZES = {"blind_i20": 150, "blind_i20b": 200, "blind_i20c": 250}
-BELOW_BOUND: set[str] = set()
+SIZES = {"blind_i20": 150, "blind_i20b": 200, "blind_i20c": 250, "blind_i20d": 250}
+BELOW_BOUND = {"blind_i20d"}
 """Sets on which the verdict does not meet the issue's bounds yet (a known limit)."""
 RECALL_FLOOR = 0.90
 FALSE_POSITIVE_CEILING = 0.05
