@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from functools import lru_cache
 
 from ..words import STOP_WORDS
 from .templates import Grammar
@@ -107,6 +108,7 @@ _THIRD_PARTY = re.compile(
 )
 
 
+@lru_cache(maxsize=1024)  # read once per ticket, not once per reply graded against it
 def _without_third_parties(ticket_text: str) -> str:
     """The ticket with each company it names as another party (a partner, a competitor, a
     client of the customer's) blanked out: such a name is not the customer's own, so the
