@@ -316,13 +316,14 @@ def _mark_if_together(
 
 def _sentence_ends(text: str) -> list[int]:
     """Per sentence of `text`, the number of its words (the word rule) up to its end."""
-    words, ends, start, size = word_pattern(text), [], 0, len(text)
+    word, ends, counted, start = word_pattern(text), [], 0, 0
     for mark in _SENTENCE_END.finditer(text):
         at = mark.end()
-        if mark.group() == "\n" or (at < size and text[at].isspace()):
-            ends.append((ends[-1] if ends else 0) + len(words.findall(text, start, at)))
+        if mark.group() == "\n" or text[at : at + 1].isspace():
+            counted += len(word.findall(text, start, at))
+            ends.append(counted)
             start = at
-    ends.append((ends[-1] if ends else 0) + len(words.findall(text, start)))
+    ends.append(counted + len(word.findall(text, start)))
     return ends
 
 
