@@ -48,6 +48,7 @@ class Clarity:
         self._contrasts = grammar.words("CONTRAST")
         self._concessives = grammar.words("CONCESSIVE")
         self._results = grammar.words("RESULT")
+        self._reasons = grammar.words("REASON")
         self._asserting = grammar.words("ASSERTING_VERB")
         self._request_question = any_of(grammar, ["{REQUEST_QUESTION}"], anchored=True)
         self._doubt: dict[str, frozenset[str]] = {}
@@ -84,6 +85,7 @@ class Clarity:
         # the first clause's and one after ", so" the result's: "normally there's a fee, but
         # I've waived it, so you can cancel with nothing to pay"
         cut, end = self._clause_of(tokens, at, last) if rule.doubt_in_clause else (0, len(tokens))
+        cut, end = self._beside_reasons(tokens, at, last, cut, end)
         # the frame's own verb is the act, not a doubt about it: "*tell* us your PIN"; nor are
         # the words it states inside its match: "accessed it *without* permission"
         if any(
@@ -97,7 +99,7 @@ class Clarity:
         if any(
             t in self._hedges and tokens[i + 1] not in self._askers | self._asserting
             for i, t in enumerate(tokens[:last])
-            if i >= cut
+            if i >= cut and not (i >= at and t in frame.stated)
         ):
             return False  # "you could turn it off", "it can be turned off"; not "could you send
             # it", nor "I can confirm": a modal before a verb of assertion states, not hedges
@@ -136,6 +138,21 @@ class Clarity:
             len(tokens),
         )
         return first, end
+
+    def _beside_reasons(
+        self, tokens: tuple[str, ...], at: int, last: int, cut: int, end: int
+    ) -> tuple[int, int]:
+        """(`cut`, `end`) narrowed past a reason clause, which gives the act a cause but does not
+        doubt it: one after the act ("I skipped the check *since* you can't reach that inbox")
+        ends the span, one before it up to its clause mark ("*Because* you can't sign in, I've
+        reset 2FA") starts it after that mark."""
+        end = next((i for i in range(last + 1, end) if tokens[i] in self._reasons), end)
+        reason = next((i for i in range(at - 1, cut - 1, -1) if tokens[i] in self._reasons), None)
+        if reason is not None:
+            mark = next((i for i in range(at - 1, reason, -1) if tokens[i] == CLAUSE), None)
+            if mark is not None:
+                cut = mark + 1
+        return cut, end
 
     def _concessive(self, tokens: tuple[str, ...], i: int, at: int) -> bool:
         """True for a condition word after the act's start that a concessive word leads: "your

@@ -246,6 +246,8 @@ def _frame_holds(
         return False  # a question frame is a whole sentence (frame_findings: questions only)
     if frame.opens and start != reply.sentence_starts[sentence] and tokens[start - 1] != CLAUSE:
         return False  # a headline opens its sentence or clause: "Refund done.", "Thanks, done."
+    if frame.opens and reply.questions[sentence]:
+        return False  # a headline states: "Hacked." is one, "Hacked? Not from what we see." asks
     if frame.verb and _not_a_verb(rule, tokens, start):
         return False
     if frame.verb and rule.statement_after and _perfect(rule, tokens, start):
