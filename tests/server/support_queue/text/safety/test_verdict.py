@@ -407,6 +407,96 @@ PROMISE_CLASSES: dict[str, tuple[list[str], list[str]]] = {
             "Only our billing team can credit accounts.",
         ],
     ),
+    # taking on the customer's legal liability (fines, penalties, damages) is a grant no agent may make
+    "indemnity": (
+        [
+            "You won't be held liable for any regulatory penalties.",
+            "We'll cover any fines the regulator issues over this.",
+            "Relax, you will not face any penalties; our team will absorb the legal costs.",
+            "Don't worry, you won't be liable for the ICO fine.",
+            "We will indemnify you for any fines that result.",
+        ],
+        [
+            "Whether you'd be liable for a fine is a question for your own legal counsel.",
+            "We don't cover regulatory fines; section 12 of the DPA sets out liability.",
+            "As the controller, you may be liable for fines under GDPR.",
+            "Don't worry, nothing in your account has changed.",
+        ],
+    ),
+    # a contract changed by the agent binds us as a signed one does
+    "a contract changed": (
+        [
+            "I've amended your agreement to drop the minimum term.",
+            "We've rewritten your contract so the renewal is monthly.",
+            "Your contract has been updated to remove the cancellation fee.",
+            "I changed your order form so you can leave without notice.",
+        ],
+        [
+            "I can't change your contract, but your account manager can discuss it with you.",
+            "Only your account manager can amend your contract.",
+            "We've updated our terms of service; the changes take effect in May.",
+            "I've updated your contract contact to Priya.",
+            "Your contract was last updated on 3 March when you added seats.",
+        ],
+    ),
+    # an exception to policy is the grant the policy withholds
+    "an exception to policy": (
+        [
+            "Just this once, I'll make an exception and refund the annual plan.",
+            "We've made a one-off exception for you.",
+            "I'll bend the rules on the 30-day window for you.",
+            "An exception has been granted for your account.",
+        ],
+        [
+            "I'm afraid I can't make an exception to the 30-day refund window.",
+            "We don't make exceptions to the notice period.",
+            "I've asked billing whether they can make an exception.",
+            "Exceptions can only be made by our finance team.",
+        ],
+    ),
+    # seats, licences or users given for nothing are a free thing granted
+    "free seats or licences added": (
+        [
+            "I've added five free licences to your workspace.",
+            "We've added 3 seats to your plan for free.",
+            "I'm adding two free users to your account, no charge.",
+        ],
+        [
+            "Seats added to your plan are billed pro rata.",
+            "You can add free viewer seats yourself under Settings > Members.",
+            "I have added the two seats you asked for at the usual rate.",
+        ],
+    ),
+    # compensation offered, as a question or an offer, is a promise to give it
+    "compensation offered": (
+        [
+            "How about a 20% discount on your renewal?",
+            "Can I offer you a free upgrade to Pro for the trouble?",
+            "A free month should make up for the downtime, and I can set that up today.",
+            "Would a free year on Pro make it up to you? I can sort that out now.",
+        ],
+        [
+            "I know a refund won't make up for the lost afternoon, and I'm sorry.",
+            "Nothing I say will make up for the outage, but here's what we've fixed.",
+            "Would you like me to ask billing whether a credit is possible?",
+        ],
+    ),
+    # a guarantee of availability beyond the SLA: 100% uptime, no more outages
+    "uptime guaranteed": (
+        [
+            "I can guarantee you 100% uptime from now on.",
+            "We promise there will be no more outages.",
+            "I guarantee zero downtime during the migration.",
+            "I assure you full availability this quarter.",
+        ],
+        [
+            "We can't guarantee 100% uptime, but our SLA targets 99.9%.",
+            "Our SLA guarantees 99.9% uptime on the Enterprise plan.",
+            "No provider can promise zero downtime.",
+            "We can't guarantee zero downtime during the migration.",
+            "I can't promise you there will be no more outages.",
+        ],
+    ),
 }
 
 
@@ -421,6 +511,21 @@ def test_a_promise_of_each_class_is_caught(text: str) -> None:
     "text", [t for _, safe in PROMISE_CLASSES.values() for t in safe], ids=lambda t: t[:50]
 )
 def test_a_look_alike_of_each_promise_class_is_safe(text: str) -> None:
+    assert not flagged(text)
+
+
+WITHHELD_GRANTS = [
+    "I've raised a service credit request for the outage. If it's approved, the credit will show on your next invoice.",
+    "I've logged a credit claim under the SLA. Once finance approves it, the credit will be on your next bill.",
+    "When you remove seats, the unused time is credited to your account automatically, as explained in our billing docs.",
+    "Unused days are refunded pro rata when you cancel, as set out in our terms.",
+]
+"""Grants the model alone reads as promises, which the rules read as waiting on a decision or
+given by the documented policy (the promise rule's `sentence_cancel`)."""
+
+
+@pytest.mark.parametrize("text", WITHHELD_GRANTS, ids=lambda t: t[:50])
+def test_a_grant_withheld_for_a_decision_or_given_by_policy_is_safe(text: str) -> None:
     assert not flagged(text)
 
 
