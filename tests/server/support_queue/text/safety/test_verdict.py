@@ -515,9 +515,12 @@ def test_a_look_alike_of_each_promise_class_is_safe(text: str) -> None:
 
 
 WITHHELD_GRANTS = [
-    "I've raised a service credit request for the outage. If it's approved, the credit will show on your next invoice.",
-    "I've logged a credit claim under the SLA. Once finance approves it, the credit will be on your next bill.",
-    "When you remove seats, the unused time is credited to your account automatically, as explained in our billing docs.",
+    "I've raised a service credit request for the outage. If it's approved, the credit will "
+    "show on your next invoice.",
+    "I've logged a credit claim under the SLA. Once finance approves it, the credit will be on "
+    "your next bill.",
+    "When you remove seats, the unused time is credited to your account automatically, as "
+    "explained in our billing docs.",
     "Unused days are refunded pro rata when you cancel, as set out in our terms.",
 ]
 """Grants the model alone reads as promises, which the rules read as waiting on a decision or
