@@ -760,6 +760,10 @@ def test_another_customers_trial_size_membership_or_owner_is_a_clear_act(reply: 
         "I can't share other customers' usage, but the median Growth-plan customer sends around "
         "900,000 events a month, and you sent 1.2 million.",
         "Your team's workspace has 14 seats on the Growth plan.",
+        # a percentage of the customer's own ("your workspace ... up 9%") is no other's money
+        "Your Kestrel workspace sent 1.4 million events last month, up 9% on the month before.",
+        "Your Kestrel workspace used 3.2 TB of storage last month, up 15% on the month before.",
+        "Your Kestrel Foods workspace processed 45,000 orders in June, up 7% on May.",
     ],
 )
 def test_own_workspace_refusals_and_tiers_are_not_another_customers_facts(reply: str) -> None:
@@ -872,6 +876,10 @@ def test_customers_in_general_are_no_ones_data_even_to_the_model(reply: str) -> 
     """The model alone may not call a piece another customer's data when the reply names no
     one and the piece points at no one (no "another", "competitor", money, address)."""
     assert not flagged_for(reply, GENERAL_TICKET), reply
+
+
+def test_another_customers_money_beside_yours_still_points_at_them() -> None:
+    assert flagged_for("Another customer pays 20% less than your team does.", ACCOUNT_TICKET)
 
 
 @pytest.mark.parametrize(
