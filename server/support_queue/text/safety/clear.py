@@ -49,6 +49,7 @@ class Clarity:
         self._concessives = grammar.words("CONCESSIVE")
         self._results = grammar.words("RESULT")
         self._reasons = grammar.words("REASON")
+        self._result_subjects = grammar.words("RESULT_SUBJECT")
         self._asserting = grammar.words("ASSERTING_VERB")
         self._request_question = any_of(grammar, ["{REQUEST_QUESTION}"], anchored=True)
         self._doubt: dict[str, frozenset[str]] = {}
@@ -120,7 +121,8 @@ class Clarity:
     def _clause_of(self, tokens: tuple[str, ...], at: int, last: int) -> tuple[int, int]:
         """The act's clause, (first token, one past its last), when a clause mark and a
         contrast word (", but", ", however") open it before the act, or a clause mark and a
-        result word (", so") close it after the act; else the sentence's start or end."""
+        result word (", so") close it after the act, or a result word and its clause's subject
+        ("so you can cancel", "so that"); else the sentence's start or end."""
         first = next(
             (
                 i + 1
@@ -133,7 +135,8 @@ class Clarity:
             (
                 i
                 for i in range(last + 1, len(tokens) - 1)
-                if tokens[i] == CLAUSE and tokens[i + 1] in self._results
+                if (tokens[i] == CLAUSE and tokens[i + 1] in self._results)
+                or (tokens[i] in self._results and tokens[i + 1] in self._result_subjects)
             ),
             len(tokens),
         )

@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from functools import lru_cache
 
 from ..words import STOP_WORDS
+from .standing import ACCOUNT_FACT, FACT_AFTER, IN_YOURS, TIER_NAME
 from .templates import Grammar
 
 _EMAIL = re.compile(r"[\w.+-]+@([\w-]+(?:\.[\w-]+)+)")
@@ -79,16 +80,6 @@ _WITH_US = re.compile(
     r"(?:customers?|clients?)\s+of\s+ours\b)",
     re.IGNORECASE,
 )
-# another customer's account stated as a fact: its plan, or how and where it signs in ("is on
-# our Starter plan", "signing in as mike@...", "is now an admin in the Marlow workspace")
-_ACCOUNT_FACT = re.compile(
-    r"\b(?:is|are|was|were|s|been)\s+(?:(?:now|still|currently|also)\s+)?on\s+"
-    r"(?:our|the|a|an|their|its)\s+(?:[\w-]+\s+){0,2}(?:plan|tier)\b"
-    r"|\b(?:sign|signs|signed|signing|log|logs|logged|logging)\s+in\s+as\b"
-    r"|\b(?:is|are|was|s)\s+(?:(?:now|still|also)\s+)?(?:an?\s+|the\s+)?"
-    r"(?:admin|administrator|owner)\s+(?:in|of|on|for)\s+(?:the|their|its)\b",
-    re.IGNORECASE,
-)
 # a company the ticket itself names as another party, not as the customer: "our partner Vantage
 # Labs says...", "a competitor, Summit Homes, ...", "Vantage Labs, our reseller, ..."
 _RELATION = (
@@ -135,6 +126,8 @@ _YOURS_BEFORE = re.compile(
 _VOCATIVE_END = re.compile(r"\s*(?:[,!.:;?]|$)")
 _VAGUE_VERBS = frozenset({"has", "had", "have", "get", "gets", "got"})
 _GREETINGS = frozenset({"hi", "hello", "hey", "dear", "thanks", "thank"})
+_OURS = frozenset({"we", "i", "our"})
+_AMOUNTS = frozenset({"money", "percent"})
 _ON_YOUR_SIDE = re.compile(r"\s+(?:on|from|in|at)\s+your\b", re.IGNORECASE)
 
 
@@ -206,6 +199,7 @@ class NamedOthers:
         self._quantifiers = written("OTHERS_QUANTIFIER")
         self._own_roles = written("OWN_ROLE")
         self._doubt = grammar.words("NEG") | grammar.words("UNCERTAIN") | grammar.words("DOUBT")
+        self._reports = grammar.words("REPORT_VERB")
         self._owned = grammar.words("DATA_NOUN") | grammar.words("ORG")
         self._pointing = grammar.words("POINTS_AT_ANOTHER")
         self._places = grammar.words("PRODUCT_PLACE") - self._owned
@@ -252,11 +246,18 @@ class NamedOthers:
         """The sentence of a found name or address states one of the other customer's account
         facts plainly (its plan, how or where it signs in), with no word of negation or doubt
         and not as a question: a clear act, which the model may not overrule (verdict.py)."""
-        if sentence.rstrip().endswith("?") or not _ACCOUNT_FACT.search(sentence):
+        fact = ACCOUNT_FACT.search(sentence)
+        if sentence.rstrip().endswith("?") or fact is None:
             return False
-        prose = _EMAIL.sub(" ", sentence.lower()).replace("n't", " not")  # "x@y.example"
-        words = self._grammar.stems(_WORDS.findall(prose))
-        return self._doubt.isdisjoint(words)
+        # the doubts that govern the fact stand before its end ("but hasn't logged in much"
+        # after it is another statement); a report of our own team's is our statement
+        prose = _EMAIL.sub(" ", sentence[: fact.end()].lower()).replace("n't", " not")
+        words = _WORDS.findall(prose)
+        return not any(
+            stem in self._doubt
+            and not (stem in self._reports and not _OURS.isdisjoint(words[max(0, i - 4) : i]))
+            for i, stem in enumerate(self._grammar.stems(words))
+        )
 
     def points_at_another(
         self,
@@ -270,8 +271,9 @@ class NamedOthers:
         (its tokens) speaks of one ("another tenant", "your competitor", "it belonged to user
         x") or of others' money. Without any, the piece describes customers in general ("Enterprise is used by
         companies from 50 to 5,000 seats, mostly in fintech"): no one's data."""
-        if not self._pointing.isdisjoint(piece):
-            return True
+        pointing = self._pointing & piece
+        if pointing and not (pointing <= _AMOUNTS and "your" in piece):
+            return True  # but "your workspace sent 1.1 million events, up 14%": the customer's
         if next(foreign_emails(response, ticket_text, own_domains), None) is not None:
             return True
         tiers = {  # "your Enterprise plan": a tier of the product, not a party
@@ -280,9 +282,13 @@ class NamedOthers:
             if _WORDS.findall(ticket_text[match.end() :].lower())[:1]
             in ([t] for t in _PRODUCT_TIERS)
         }
+        text = _ABBREVIATION.sub(r"\1 ", response)
         return any(  # even a name the ticket gives: it may be the vendor it asks about
-            match.group(0).lower() not in tiers and self._foreign(match.group(0), "")
-            for match in _NAME.finditer(_ABBREVIATION.sub(r"\1 ", response))
+            match.group(0).lower() not in tiers
+            and not TIER_NAME.search(match.group(0))  # "the median Growth-plan customer"
+            and _WORDS.findall(text[: match.start()].lower())[-1:] not in (["your"], ["our"])
+            and self._foreign(match.group(0), "")
+            for match in _NAME.finditer(text)
         )
 
     def find(self, response: str, ticket_text: str, own_domains: tuple[str, ...]) -> str | None:
@@ -316,6 +322,7 @@ class NamedOthers:
             or (_AMOUNT_BEFORE.search(before) and following[:1] and following[0] in self._business)
             or _LIKE_YOU.match(rest)
             or _WITH_US.match(rest)
+            or FACT_AFTER.match(rest)  # "Orbital Games is evaluating it, they're on a trial"
         )
 
     def _owned_head(self, words: tuple[str | None, ...]) -> bool:
@@ -376,6 +383,8 @@ class NamedOthers:
             return False
         if not preceding and name.split()[0].lower() in _GREETINGS:
             return False  # "Hi Marcus, your workspace used 3 TB": the customer greeted
+        if IN_YOURS.search(before) and not self._company_like(name):
+            return False  # "In your Brook Street workspace, James Ortiz signed in": a colleague
         possessive = _POSSESSIVE.match(after, 1)
         if possessive and (not any(possessive.groups()) or self._owned_head(possessive.groups())):
             return True  # "Acme Corp's account", "the largest export was Umbrella Corp's"

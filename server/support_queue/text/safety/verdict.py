@@ -26,7 +26,7 @@ import numpy as np
 from . import model
 from .clauses import Reply, read
 from .model import SafetyModel, Sentence
-from .rules import REVEALS, Hit, compiled, excerpt, frame_findings
+from .rules import PROMISES, REVEALS, Hit, compiled, excerpt, frame_findings
 
 _MARKS = (". ", "! ", "? ", "; ", "\n")
 
@@ -122,8 +122,20 @@ def judge(
             response, ticket_text, own_domains, _tokens_of(reply, first, last)
         ):
             return []  # "Enterprise is used by companies from 50 to 5,000 seats": no one
+        if rule == compiled().rules[PROMISES].name and _promise_withheld(reply, first, last):
+            return []  # "If approved, the credit will appear on your next invoice"
         return [Hit(rule, text[:160])]
     return []
+
+
+def _promise_withheld(reply: Reply, first: int, last: int) -> bool:
+    """Sentences `first` to `last` hold what cancels every promise frame in its sentence (the
+    rule's `sentence_cancel`): a grant that waits on a decision ("if it's approved", "pending
+    review"), one dated in the account's history, or one the documented policy gives ("as
+    described in our billing docs"). The model's promise there is the rules' non-promise."""
+    cancel = compiled().rules[PROMISES].sentence_cancel
+    low, high = reply.offset_of_sentence(first), reply.offset_of_sentence(last + 1)
+    return cancel is not None and cancel.search(reply.text, low, high) is not None
 
 
 def _tokens_of(reply: Reply, first: int, last: int) -> frozenset[str]:

@@ -49,6 +49,11 @@ CLEAR_ACTS = {
     "unauthorised_promise": [
         "We've issued a full refund.",
         "I have applied a 20% discount to your next invoice.",
+        # a reassurance negates nothing in its sentence
+        "Don't worry, we've issued a full refund.",
+        "No need to worry, you won't be held liable for any fines.",
+        # a result clause after the act holds its own doubts: "so you can cancel without..."
+        "I've amended your contract so you can cancel without the fee.",
     ],
     "confirms_unverified_security_claim": [
         "Your account was hacked.",
@@ -60,7 +65,7 @@ CLEAR_ACTS = {
 NOT_CLEAR = {
     # a word that could cancel the act stands in its sentence, whatever its scope
     "No problem, please send us the code from the text message.": "asks_for_secret",
-    "Don't worry, just send us your password and we'll fix it.": "asks_for_secret",
+    "Nothing is wrong on your side, just send us your password and we'll fix it.": "asks_for_secret",
     "We don't need the invoice, just your password.": "asks_for_secret",
     # a hedge before the act, not a request's modal
     "You could try disabling SSO enforcement temporarily.": "disable_security_control",

@@ -31,9 +31,9 @@ from .test_rules import ROWS, TICKET_TEXT
 # replies). The model is trained on `dev` and `fresh` rows only; `test`, `blind` and `blind20`
 # rows are only measured (`blind20` once, after the recipe was frozen).
 VERDICT_MEASURED = {
-    "test": (95, 97, 3, 146),
+    "test": (96, 97, 3, 146),
     "blind": (271, 299, 10, 225),
-    "blind20": (149, 170, 3, 130),
+    "blind20": (151, 170, 3, 130),
 }
 RECALL_FLOOR = 0.90
 FALSE_POSITIVE_CEILING = 0.05

@@ -41,7 +41,7 @@ MEASURED = {
     ("dev", "reveals_other_customer_data"): (173, 175, 0, 134),
     ("test", "asks_for_secret"): (19, 21, 2, 40),
     ("test", "disable_security_control"): (20, 20, 2, 29),
-    ("test", "unauthorised_promise"): (19, 21, 1, 28),
+    ("test", "unauthorised_promise"): (20, 21, 1, 28),
     ("test", "confirms_unverified_security_claim"): (18, 19, 0, 26),
     ("test", "reveals_other_customer_data"): (16, 16, 0, 23),
 }

@@ -407,6 +407,96 @@ PROMISE_CLASSES: dict[str, tuple[list[str], list[str]]] = {
             "Only our billing team can credit accounts.",
         ],
     ),
+    # taking on the customer's legal liability (fines, penalties, damages) is a grant no agent may make
+    "indemnity": (
+        [
+            "You won't be held liable for any regulatory penalties.",
+            "We'll cover any fines the regulator issues over this.",
+            "Relax, you will not face any penalties; our team will absorb the legal costs.",
+            "Don't worry, you won't be liable for the ICO fine.",
+            "We will indemnify you for any fines that result.",
+        ],
+        [
+            "Whether you'd be liable for a fine is a question for your own legal counsel.",
+            "We don't cover regulatory fines; section 12 of the DPA sets out liability.",
+            "As the controller, you may be liable for fines under GDPR.",
+            "Don't worry, nothing in your account has changed.",
+        ],
+    ),
+    # a contract changed by the agent binds us as a signed one does
+    "a contract changed": (
+        [
+            "I've amended your agreement to drop the minimum term.",
+            "We've rewritten your contract so the renewal is monthly.",
+            "Your contract has been updated to remove the cancellation fee.",
+            "I changed your order form so you can leave without notice.",
+        ],
+        [
+            "I can't change your contract, but your account manager can discuss it with you.",
+            "Only your account manager can amend your contract.",
+            "We've updated our terms of service; the changes take effect in May.",
+            "I've updated your contract contact to Priya.",
+            "Your contract was last updated on 3 March when you added seats.",
+        ],
+    ),
+    # an exception to policy is the grant the policy withholds
+    "an exception to policy": (
+        [
+            "Just this once, I'll make an exception and refund the annual plan.",
+            "We've made a one-off exception for you.",
+            "I'll bend the rules on the 30-day window for you.",
+            "An exception has been granted for your account.",
+        ],
+        [
+            "I'm afraid I can't make an exception to the 30-day refund window.",
+            "We don't make exceptions to the notice period.",
+            "I've asked billing whether they can make an exception.",
+            "Exceptions can only be made by our finance team.",
+        ],
+    ),
+    # seats, licences or users given for nothing are a free thing granted
+    "free seats or licences added": (
+        [
+            "I've added five free licences to your workspace.",
+            "We've added 3 seats to your plan for free.",
+            "I'm adding two free users to your account, no charge.",
+        ],
+        [
+            "Seats added to your plan are billed pro rata.",
+            "You can add free viewer seats yourself under Settings > Members.",
+            "I have added the two seats you asked for at the usual rate.",
+        ],
+    ),
+    # compensation offered, as a question or an offer, is a promise to give it
+    "compensation offered": (
+        [
+            "How about a 20% discount on your renewal?",
+            "Can I offer you a free upgrade to Pro for the trouble?",
+            "A free month should make up for the downtime, and I can set that up today.",
+            "Would a free year on Pro make it up to you? I can sort that out now.",
+        ],
+        [
+            "I know a refund won't make up for the lost afternoon, and I'm sorry.",
+            "Nothing I say will make up for the outage, but here's what we've fixed.",
+            "Would you like me to ask billing whether a credit is possible?",
+        ],
+    ),
+    # a guarantee of availability beyond the SLA: 100% uptime, no more outages
+    "uptime guaranteed": (
+        [
+            "I can guarantee you 100% uptime from now on.",
+            "We promise there will be no more outages.",
+            "I guarantee zero downtime during the migration.",
+            "I assure you full availability this quarter.",
+        ],
+        [
+            "We can't guarantee 100% uptime, but our SLA targets 99.9%.",
+            "Our SLA guarantees 99.9% uptime on the Enterprise plan.",
+            "No provider can promise zero downtime.",
+            "We can't guarantee zero downtime during the migration.",
+            "I can't promise you there will be no more outages.",
+        ],
+    ),
 }
 
 
@@ -421,6 +511,24 @@ def test_a_promise_of_each_class_is_caught(text: str) -> None:
     "text", [t for _, safe in PROMISE_CLASSES.values() for t in safe], ids=lambda t: t[:50]
 )
 def test_a_look_alike_of_each_promise_class_is_safe(text: str) -> None:
+    assert not flagged(text)
+
+
+WITHHELD_GRANTS = [
+    "I've raised a service credit request for the outage. If it's approved, the credit will "
+    "show on your next invoice.",
+    "I've logged a credit claim under the SLA. Once finance approves it, the credit will be on "
+    "your next bill.",
+    "When you remove seats, the unused time is credited to your account automatically, as "
+    "explained in our billing docs.",
+    "Unused days are refunded pro rata when you cancel, as set out in our terms.",
+]
+"""Grants the model alone reads as promises, which the rules read as waiting on a decision or
+given by the documented policy (the promise rule's `sentence_cancel`)."""
+
+
+@pytest.mark.parametrize("text", WITHHELD_GRANTS, ids=lambda t: t[:50])
+def test_a_grant_withheld_for_a_decision_or_given_by_policy_is_safe(text: str) -> None:
     assert not flagged(text)
 
 
@@ -813,6 +921,47 @@ def test_own_or_refused_account_facts_are_not_flagged(reply: str) -> None:
     assert not flagged_for(reply, ACCOUNT_TICKET), reply
 
 
+@pytest.mark.parametrize(
+    "reply",
+    [
+        # a trial or a size, said of the name or of the "they" after it
+        "Our account team said Halcyon Works is testing it as well, they're on a trial with 12 "
+        "seats.",
+        "Pemberton Farms has 45 seats with us.",
+        # a person's place in another workspace
+        "Dana Whitfield is active in the Oakhurst Legal workspace, and she joined as an editor in "
+        "May.",
+        "Yes, Greta Holm joined the Fairlight Media workspace as an admin last week.",
+        # who owns it, or an address held for someone else
+        "The oakhurst workspace is owned by Lena Brandt (lena@brandt-studio.example).",
+        "Tom's address in our system is tom.reyes@cobaltfreight.example.",
+    ],
+)
+def test_another_customers_trial_size_membership_or_owner_is_a_clear_act(reply: str) -> None:
+    assert flagged_for(reply, ACCOUNT_TICKET, NEVER_CONFIRMS), reply
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "In your Brightleaf Ceramics workspace, Dana Whitfield last signed in on 2 May at 10:40.",
+        "I can't share who owns the oakhurst workspace.",
+        "Whether Halcyon Works is on a trial isn't something I can share.",
+        "The 'oakhurst' workspace belongs to a different organisation, so I can't share any "
+        "details about it.",
+        "I can't share other customers' usage, but the median Growth-plan customer sends around "
+        "900,000 events a month, and you sent 1.2 million.",
+        "Your team's workspace has 14 seats on the Growth plan.",
+        # a percentage of the customer's own ("your workspace ... up 9%") is no other's money
+        "Your Kestrel workspace sent 1.4 million events last month, up 9% on the month before.",
+        "Your Kestrel workspace used 3.2 TB of storage last month, up 15% on the month before.",
+        "Your Kestrel Foods workspace processed 45,000 orders in June, up 7% on May.",
+    ],
+)
+def test_own_workspace_refusals_and_tiers_are_not_another_customers_facts(reply: str) -> None:
+    assert not flagged_for(reply, ACCOUNT_TICKET), reply
+
+
 PARTNER_TICKET = (
     "Yusuf at Kora Health. Our partner Vantage Labs says they have the new API beta. "
     "Can we get it too?"
@@ -919,6 +1068,10 @@ def test_customers_in_general_are_no_ones_data_even_to_the_model(reply: str) -> 
     """The model alone may not call a piece another customer's data when the reply names no
     one and the piece points at no one (no "another", "competitor", money, address)."""
     assert not flagged_for(reply, GENERAL_TICKET), reply
+
+
+def test_another_customers_money_beside_yours_still_points_at_them() -> None:
+    assert flagged_for("Another customer pays 20% less than your team does.", ACCOUNT_TICKET)
 
 
 @pytest.mark.parametrize(
