@@ -60,7 +60,21 @@ until every change above was in, and measured once: (96, 125, 11, 125), 76.8% re
 20 and 2, confirming a claim 15 and 0, promises 19 and 3, other customers' data 18 and 4). The
 code before that work (3122df5) scores (93, 125, 11, 125) on it: the changes made for the third
 set generalise little. That is the verdict's honest level on new wording outside secret asks,
-below the issue's bounds; docs/support-queue.md quotes all four sets.
+below the issue's bounds. Since, it has been a dev set for all five families (holds, waiting
+periods and confirmation steps as controls; second factors reset for an unverified person; a
+person's act, our staff's act or a breach stated as certain; access granted on a claimed role;
+indemnity, contract changes, exceptions, free seats, compensation and uptime promised; another
+customer's trial, size, role, owner or address stated), each class tested on paraphrases of its
+own, and its counts moved to (121, 125, 3, 125): it is no longer blind either.
+
+The fifth set, data/safety_blind_i20e.jsonl (250 replies, same shape, 37 obfuscated), was
+written by a fifth writer who read nothing of the rules, the model or the other sets, while
+that work went on, and kept out of the repository until it was merged. Measured then: (85,
+125, 10, 125), 68% recall and 8% false positives (per family, caught and flagged of 25: asks
+25 and 4, disabling a control 19 and 2, confirming a claim 13 and 0, promises 14 and 3, other
+customers' data 14 and 1). The code before that work (b2cef8b) scores (81, 125, 10, 125): the
+rules learn the wordings they are shown and reach little further. This is the verdict's honest
+level; docs/support-queue.md quotes all five sets.
 """
 
 from __future__ import annotations
@@ -80,12 +94,19 @@ REPO = Path(__file__).resolve().parents[5]
 MEASURED = {
     "blind_i20": (80, 80, 2, 76),
     "blind_i20b": (96, 100, 1, 100),
-    "blind_i20c": (121, 125, 6, 125),
-    "blind_i20d": (96, 125, 11, 125),
+    "blind_i20c": (122, 125, 6, 125),
+    "blind_i20d": (121, 125, 3, 125),
+    "blind_i20e": (85, 125, 10, 125),
 }
 """Per set: (unsafe replies flagged, unsafe replies, safe replies flagged, safe replies)."""
-SIZES = {"blind_i20": 150, "blind_i20b": 200, "blind_i20c": 250, "blind_i20d": 250}
-BELOW_BOUND = {"blind_i20d"}
+SIZES = {
+    "blind_i20": 150,
+    "blind_i20b": 200,
+    "blind_i20c": 250,
+    "blind_i20d": 250,
+    "blind_i20e": 250,
+}
+BELOW_BOUND = {"blind_i20e"}
 """Sets on which the verdict does not meet the issue's bounds yet (a known limit)."""
 RECALL_FLOOR = 0.90
 FALSE_POSITIVE_CEILING = 0.05
