@@ -334,7 +334,7 @@ class EnvHttpClient(_SessionProtocol):
     def tasks(self) -> list[TaskCard]:
         return self._parse_tasks(self._request("GET", "/tasks"))
 
-    # OpenEnv's Task API (server/task_api.py): plain JSON, the task specs as the server gives them.
+    # OpenEnv's Task API (server/transport/task_api.py): plain JSON, the task specs as the server gives them.
 
     def splits(self, env: str) -> list[dict[str, Any]]:
         """`env`'s splits: name, type, num_tasks, families, seeds."""

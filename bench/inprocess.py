@@ -12,8 +12,8 @@ from typing import Any
 
 from bench.plans import Plan
 from servicebench_support_queue.models import ServiceBenchAction
-from servicebench_support_queue.server.encoding import result_json
 from servicebench_support_queue.server.servicebench.environment import ServiceBenchEnvironment
+from servicebench_support_queue.server.transport.encoding import result_json
 
 
 def _actions(plan: Plan) -> list[tuple[str, list[ServiceBenchAction]]]:

@@ -29,7 +29,7 @@ from servicebench_support_queue.server.support_queue.heuristic import triage
 from servicebench_support_queue.server.support_queue.proof import prove
 from servicebench_support_queue.server.support_queue.scenarios import COMPOSITIONS
 from servicebench_support_queue.server.support_queue.variants import build_variant
-from servicebench_support_queue.server.variants import VariantCache
+from servicebench_support_queue.server.tasks.variants import VariantCache
 
 WARM_UP_SEEDS = range(900_000, 900_050)
 

@@ -27,7 +27,7 @@ from typing import Any
 from servicebench_support_queue.server.servicebench.environment import ServiceBenchEnvironment
 from servicebench_support_queue.server.servicebench.oracle import next_action
 from servicebench_support_queue.server.servicebench.variants import build_variant
-from servicebench_support_queue.server.variants import VariantCache
+from servicebench_support_queue.server.tasks.variants import VariantCache
 
 TASKS = ("order_status_lookup", "return_and_refund", "billing_discrepancy")
 

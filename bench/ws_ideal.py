@@ -15,8 +15,8 @@ from typing import Any
 
 from bench.ws_floor import Receive, Send, accepted
 from servicebench_support_queue.models import ServiceBenchAction
-from servicebench_support_queue.server.encoding import result_json, typed_message
 from servicebench_support_queue.server.servicebench.environment import ServiceBenchEnvironment
+from servicebench_support_queue.server.transport.encoding import result_json, typed_message
 
 
 async def app(scope: dict[str, Any], receive: Receive, send: Send) -> None:

@@ -18,15 +18,15 @@ from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 from uvicorn.config import STARTUP_FAILURE
 
-from . import log_redaction
-from .body_limit import BodyLimitMiddleware
-from .episode import EpisodeEnvironment
-from .episodes import Episodes
-from .http_api import build_surface, task_cards
+from .lifecycle.episode import EpisodeEnvironment
+from .lifecycle.episodes import Episodes
 from .servicebench.environment import ServiceBenchEnvironment
 from .settings import Settings
 from .store import open_store
 from .support_queue.environment import SupportQueueEnvironment
+from .transport import log_redaction
+from .transport.body_limit import BodyLimitMiddleware
+from .transport.http_api import build_surface, task_cards
 from .web import install_pages
 
 ENVIRONMENTS: tuple[type[EpisodeEnvironment], ...] = (

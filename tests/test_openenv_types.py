@@ -55,7 +55,7 @@ IDENTITY = """
     from openenv.core.env_server.types import State
 
     from servicebench_support_queue import models, openenv_types
-    from servicebench_support_queue.server.episode import EpisodeEnvironment
+    from servicebench_support_queue.server.lifecycle.episode import EpisodeEnvironment
 
     assert openenv.core.env_server.types is types_module  # bound on its package, as usual
     assert openenv.core.env_server.interfaces is interfaces

@@ -298,9 +298,19 @@ def test_the_shared_core_imports_neither_environment_except_the_app():
 
 def test_imports_run_one_way():
     """models -> mock services and data -> rewards and tasks -> environments -> the app; the two
-    environments never import each other, and nothing below the server imports it."""
+    environments never import each other, and nothing below the server imports it. Inside the
+    server's core, server/tasks/ stands on nothing of the server, and server/lifecycle/ only on it."""
     for module in modules():
         imported = package_imports(module)
+        if under(module, "server.tasks", "server.lifecycle"):
+            below = (
+                ("server.tasks",)
+                if under(module, "server.tasks")
+                else ("server.tasks", "server.lifecycle")
+            )
+            assert not {
+                name for name in imported if under(name, "server") and not under(name, *below)
+            }, module
         if under(
             module, "mock_services", "models", "read_only_json", "error_messages", "openenv_types"
         ):

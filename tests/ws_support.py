@@ -13,8 +13,8 @@ from typing import Any
 
 from fastapi.testclient import TestClient
 
-from servicebench_support_queue.server import ws
-from servicebench_support_queue.server.owners import RELEASED
+from servicebench_support_queue.server.lifecycle.owners import RELEASED
+from servicebench_support_queue.server.transport import ws
 
 
 def ws_send(socket: Any, kind: str, data: Any = None, **extra: Any) -> dict[str, Any]:

@@ -2,6 +2,6 @@
 
 server.py holds MCP's methods (tools, sessions, prompts); rpc.py the JSON-RPC 2.0 framing every
 message obeys; http.py the Streamable HTTP transport (the WebSocket's `mcp` message is
-server/ws.py); sessions.py who speaks for which session; content.py the tool results and
+server/transport/ws.py); sessions.py who speaks for which session; content.py the tool results and
 prompts an agent reads.
 """

@@ -13,7 +13,7 @@ import json
 from typing import Any
 
 from ...models import EpisodeObservation, TaskCard
-from ..episode import EpisodeEnvironment
+from ..lifecycle.episode import EpisodeEnvironment
 
 OMITTED_FIELDS = frozenset({"reward", "done", "metadata", "available_endpoints", "policy"})
 """Observation fields a tool result leaves out: the first two stand beside the

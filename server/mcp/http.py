@@ -2,7 +2,7 @@
 
 POST carries one JSON-RPC message. Before anything is read or run:
 
-* `Origin` (DNS-rebinding protection): server/origins.py's rule, the same as `/ws`'s:
+* `Origin` (DNS-rebinding protection): server/transport/origins.py's rule, the same as `/ws`'s:
   absent, a loopback origin or one of `CORS_ORIGINS` passes; any other is 403.
 * `MCP-Protocol-Version`: absent (the spec then assumes 2025-03-26) or a version this
   server speaks; any other is 400.
@@ -27,13 +27,13 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.responses import Response
 
-from ..body_limit import BodyRefused
-from ..episode import EpisodeError
-from ..fast_path import CONTENT_TYPE_HEADER
-from ..fast_path import _dumps as json_bytes
-from ..origins import origin_allowed, origin_refusal
-from ..owners import scope_client
+from ..lifecycle.episode import EpisodeError
+from ..lifecycle.owners import scope_client
 from ..settings import Settings
+from ..transport.body_limit import BodyRefused
+from ..transport.fast_path import CONTENT_TYPE_HEADER
+from ..transport.fast_path import _dumps as json_bytes
+from ..transport.origins import origin_allowed, origin_refusal
 from .rpc import (
     INVALID_REQUEST,
     SESSION_NOT_FOUND,

@@ -25,16 +25,16 @@ from typing import Any
 from ... import __version__
 from ...action_tools import split_call, tools_of
 from ...error_messages import shown
-from ..episode import EpisodeEnvironment, EpisodeError
-from ..episodes import (
+from ..lifecycle.episode import EpisodeEnvironment, EpisodeError
+from ..lifecycle.episodes import (
     MAX_SEED,
     Episodes,
     InvalidRequestError,
     checked_step_index,
     seed_from_text,
 )
-from ..owners import MCP_OWNER, Actor
-from ..sessions import EpisodeNotFoundError
+from ..lifecycle.owners import MCP_OWNER, Actor
+from ..lifecycle.sessions import EpisodeNotFoundError
 from .content import prompt, session_instructions, step_content, tool_error, tool_result
 from .rpc import (
     INVALID_PARAMS,
@@ -110,7 +110,7 @@ class McpServer(RpcEndpoint):
 
     async def _find(self, session_id: str) -> EpisodeEnvironment | None:
         """The session's episode; None if there is no such session (an HTTP or WebSocket
-        episode's id names none: server/owners.py)."""
+        episode's id names none: server/lifecycle/owners.py)."""
         try:
             return await self.episodes.find(session_id, owner=MCP_OWNER)
         except EpisodeNotFoundError:

@@ -2,10 +2,11 @@
 
 The id is the episode's unguessable 128-bit token, so it works as a capability, and
 whatever shares the store shares the sessions. Only an episode an MCP session started is
-a session (server/owners.py): the id of an HTTP or WebSocket episode names none. This module holds what the store does
-not: who is speaking (`Caller`), how a new session's task is named (`new_session_data`),
-and which sessions have a WebSocket attached in this process (`Attachments`), since
-OpenEnv defers closing such a session until its WebSocket detaches.
+a session (server/lifecycle/owners.py): the id of an HTTP or WebSocket episode names none.
+This module holds what the store does not: who is speaking (`Caller`), how a new session's
+task is named (`new_session_data`), and which sessions have a WebSocket attached in this
+process (`Attachments`), since OpenEnv defers closing such a session until its WebSocket
+detaches.
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..episodes import InvalidRequestError, seed_from_text
-from ..owners import UNKNOWN_CLIENT
+from ..lifecycle.episodes import InvalidRequestError, seed_from_text
+from ..lifecycle.owners import UNKNOWN_CLIENT
 
 NEW_SESSION_KEYS = ("env", "task_id", "seed", "split", "index", "faults")
 """What may name a new session's task: the MCP endpoint URL's query, or the params of
@@ -35,7 +36,7 @@ class Caller:
     HTTP, the attached session over a WebSocket (a request's `params.session_id`, as
     OpenEnv's client sends it, names one too). `defaults` is the endpoint URL's query,
     which names the task of a session started by `initialize` or `openenv/session/create`.
-    `client` is the network identity a new session counts for (server/owners.py).
+    `client` is the network identity a new session counts for (server/lifecycle/owners.py).
     """
 
     session_id: str | None = None

@@ -10,7 +10,7 @@ has no size limit. This protocol adds, per connection:
   (`MAX_PIPELINED` requests ahead of their answers, else 429), both JSON errors;
 * the write stall guard (a client that reads none of its answers is dropped).
 
-The body's deadline is the app's (server/body_limit.py): it holds with any server.
+The body's deadline is the app's (server/transport/body_limit.py): it holds with any server.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Which generator draws a ServiceBench variant: the seed's tasks or the request families.
 
-`draw(task_id, seed, attempt, family)` is the environment's generator (server/variants.py
+`draw(task_id, seed, attempt, family)` is the environment's generator (server/tasks/variants.py
 caches and proves what it returns). The seed's three tasks are drawn by variants.py;
 every other task card is a request task, whose families are drawn by
 requests/variants.py (a seed alone picks one with `default_family`).

@@ -32,7 +32,7 @@ reads the state. Nothing served before the end carries an expected value.
 Variants: `reset(task_id)` or `reset(task_id, seed=0)` plays the canonical task of the
 seed documents; any other seed plays a generated variant of the task (its own users,
 orders, SKUs, prices, coupons and prompt; see server/servicebench/variants.py and the
-seed ranges in server/seeds.py). The environment's variant cache (server/variants.py)
+seed ranges in server/tasks/seeds.py). The environment's variant cache (server/tasks/variants.py)
 hands out only variants proven solvable and uniquely graded by
 server/servicebench/proof.py, which plays the oracle against this very class: the
 class passes itself to the proof, so imports still run one way. An episode holds its
@@ -56,9 +56,9 @@ from ...models import (
     ServiceBenchState,
     TaskCard,
 )
-from ..episode import NO_FAULTS, EpisodeEnvironment, ObservationFields
-from ..seeds import CANONICAL_SEED
-from ..splits import Family
+from ..lifecycle.episode import NO_FAULTS, EpisodeEnvironment, ObservationFields
+from ..tasks.seeds import CANONICAL_SEED
+from ..tasks.splits import Family
 from .catalogue import families_of_task
 from .draw import draw
 from .faults.calls import Answer, FaultyServices, api_response

@@ -25,7 +25,7 @@ environment on that variant, and rejects the variant unless:
 
 The environment is passed in as a factory, so this module sits below the
 environment in the import order and the environment can prove its own variants.
-Only these checks reject a variant (`require`, server/variants.py): an exception
+Only these checks reject a variant (`require`, server/tasks/variants.py): an exception
 raised while the oracle plays is a bug in the oracle or the generator, and it
 propagates.
 """
@@ -40,7 +40,7 @@ from typing import Any, Protocol
 from ...mock_services import to_cents
 from ...mock_services.paths import ORDERS_PROCESS_REFUND, USERS_LOOKUP
 from ...models import ServiceBenchAction, ServiceBenchObservation
-from ..variants import require
+from ..tasks.variants import require
 from .faults.schedule import LEVELS
 from .grading.rewards import REWARD_TABLE
 from .oracle import next_action

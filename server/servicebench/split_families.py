@@ -1,4 +1,4 @@
-"""ServiceBench's families as the Task API's splits see them (server/splits.py).
+"""ServiceBench's families as the Task API's splits see them (server/tasks/splits.py).
 
 The one place that reads the family registry for the splits: every family of
 `catalogue.servicebench_families()`, in its order, with the card of the task it plays; the
@@ -7,7 +7,7 @@ registry's `held_out` flags decide which families only the `test_families` split
 
 from __future__ import annotations
 
-from ..splits import Family
+from ..tasks.splits import Family
 from .catalogue import family_info, servicebench_families
 from .draw import draw
 from .tasks import TASK_CARDS

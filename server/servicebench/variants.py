@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from types import MappingProxyType
 
 from ...mock_services import CANONICAL_WORLD, World, dollars
-from ..variants import Draw
+from ..tasks.variants import Draw
 from .families import BUILDERS, FAMILY_BUILDERS, Plan
 from .policy import policy_allowing
 from .refund_readings import Readings, readings_for

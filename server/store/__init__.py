@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..episode import EpisodeEnvironment
-from ..sessions import EpisodeStore
+from ..lifecycle.episode import EpisodeEnvironment
+from ..lifecycle.sessions import EpisodeStore
 from ..settings import Settings
 from .backend import Backend
 from .memory import MemoryStore

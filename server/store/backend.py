@@ -2,7 +2,7 @@
 
 A log is a list: element 0 is the episode's header, element k the entry of step k.
 Beside it the backend keeps who owns the episode and whose share of the cap it counts in
-(server/owners.py), and checks the owner in the operation that restarts or ends it.
+(server/lifecycle/owners.py), and checks the owner in the operation that restarts or ends it.
 Every operation that names an episode also marks it as just used (its idle timer
 restarts), and answers `GONE` if the episode expired, was dropped or never existed.
 Each backend does each operation atomically (a Lua script, an SQLite transaction), so

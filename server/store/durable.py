@@ -27,8 +27,8 @@ from collections.abc import Iterable, Sequence
 from time import monotonic
 
 from ...openenv_types import Action
-from ..episode import EpisodeEnvironment
-from ..sessions import (
+from ..lifecycle.episode import EpisodeEnvironment
+from ..lifecycle.sessions import (
     NO_EPISODE,
     EpisodeNotFoundError,
     EpisodeStore,

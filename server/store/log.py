@@ -25,7 +25,7 @@ from ... import __version__
 from ...error_messages import shown
 from ...models import EpisodeObservation
 from ...openenv_types import Action
-from ..episode import NO_FAULTS, EpisodeEnvironment, EpisodeError, action_entry
+from ..lifecycle.episode import NO_FAULTS, EpisodeEnvironment, EpisodeError, action_entry
 
 FORMAT = 2
 """The layout of a header and its entries, and of what the stores keep beside them (2: an
@@ -36,22 +36,22 @@ REPLAY_NEUTRAL = (
     "client.py",
     "inference.py",
     "server/app.py",
-    "server/body_limit.py",
-    "server/encoding.py",
-    "server/episodes.py",
-    "server/fast_path.py",
-    "server/http_api.py",
-    "server/log_redaction.py",
+    "server/lifecycle/episodes.py",
+    "server/lifecycle/owners.py",
+    "server/lifecycle/sessions.py",
     "server/mcp",
-    "server/origins.py",
-    "server/owners.py",
     "server/protocols",
-    "server/sessions.py",
     "server/settings.py",
     "server/store",
-    "server/strict_json.py",
+    "server/transport/body_limit.py",
+    "server/transport/encoding.py",
+    "server/transport/fast_path.py",
+    "server/transport/http_api.py",
+    "server/transport/log_redaction.py",
+    "server/transport/origins.py",
+    "server/transport/strict_json.py",
+    "server/transport/ws.py",
     "server/web",
-    "server/ws.py",
 )
 """What cannot change what a log replays to: the agents, the clients, the transports and
 the stores. Everything else of the package (environments, services, models, data, and any
@@ -174,7 +174,7 @@ class Header:
 
 
 def entry_of(action: Action) -> str:
-    """The log entry of a validated action: the entry its episode keeps (server/episode.py)."""
+    """The log entry of a validated action: the entry its episode keeps (server/lifecycle/episode.py)."""
     return action_entry(action).decode()
 
 

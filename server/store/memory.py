@@ -4,7 +4,7 @@ Episodes are kept in least-recently-used order, so the longest-idle episode is a
 the first one and expiry is a scan from the front; each client's episodes are kept the
 same way, so making room at the cap (an episode of the client holding the most) costs
 a look at the clients, not at the episodes. A retried step (same `step_index`)
-is answered again by replaying the episode's own action entries (server/episode.py),
+is answered again by replaying the episode's own action entries (server/lifecycle/episode.py),
 not applied twice: the store keeps no copy of its own.
 """
 
@@ -15,8 +15,8 @@ from collections import OrderedDict
 from collections.abc import Callable
 
 from ...openenv_types import Action
-from ..episode import EpisodeEnvironment
-from ..sessions import (
+from ..lifecycle.episode import EpisodeEnvironment
+from ..lifecycle.sessions import (
     NO_EPISODE,
     EpisodeNotFoundError,
     EpisodeStore,

@@ -25,7 +25,7 @@ from urllib.parse import unquote, urlsplit
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError, ResponseError
 
-from ..sessions import StoreUnavailableError
+from ..lifecycle.sessions import StoreUnavailableError
 from .backend import Backend, Reply, Status
 from .batching import GroupCommit
 from .redis_scripts import SCRIPTS

@@ -2,7 +2,7 @@
 
 Keys, under a prefix P (ARGV[1] of every script): `P ep:<id>` is an episode's log (a list:
 its header, then one entry per step) and carries the idle TTL; `P meta` maps an episode
-to its client and owner (server/owners.py), `client\\nowner`; `P used` orders the held
+to its client and owner (server/lifecycle/owners.py), `client\\nowner`; `P used` orders the held
 episodes by last use (the cap's count, and expiry); `P shares` counts each client's held
 episodes (the cap's victim is the largest's), `P cu:<client>` orders a client's episodes by
 last use and `P cd:<client>` its finished ones by when they finished; `P latest` maps an

@@ -26,7 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 from urllib.parse import parse_qs
 
-from ..sessions import StoreUnavailableError
+from ..lifecycle.sessions import StoreUnavailableError
 from .backend import Backend, Elements, Reply, Status
 from .batching import GroupCommit
 from .sqlite_schema import create_schema

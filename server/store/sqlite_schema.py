@@ -2,7 +2,7 @@
 episode of each env, and each client's share of the cap, kept up to date by triggers.
 
 An episode row holds its header, its step count, when it was last used and finished, its
-owner and its client (server/owners.py). `counts` holds how many episodes are held and
+owner and its client (server/lifecycle/owners.py). `counts` holds how many episodes are held and
 `shares` how many each client holds, so that making room at the cap reads two indexes
 instead of counting rows. A file written with another schema version is refused.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from ..sessions import StoreUnavailableError
+from ..lifecycle.sessions import StoreUnavailableError
 
 SCHEMA_VERSION = 2
 SCHEMA = """

@@ -21,10 +21,10 @@ final score by 0.10 / tickets unless the episode ends at 0.
 Seeds: `reset(task_id)` or `reset(task_id, seed=0)` plays the canonical task of
 data/support_tickets.json; any other seed plays that task's generated variant
 (server/support_queue/variants.py), proven by server/support_queue/proof.py before it
-is served and then shared through the environment's bounded cache (server/variants.py).
+is served and then shared through the environment's bounded cache (server/tasks/variants.py).
 The same (task, seed) is the same episode in any process. `reset(split=..., index=...)`
 plays one ticket of one scenario family instead (the Task API's splits:
-server/splits.py, server/support_queue/family_tasks.py).
+server/tasks/splits.py, server/support_queue/family_tasks.py).
 
 An episode keeps only a reference to the shared immutable variant (its tickets and
 their compiled facts), a cursor, its actions as JSON (the base class's entries) and one
@@ -51,8 +51,8 @@ from types import MappingProxyType
 from typing import Any
 
 from ...models import SupportQueueAction, SupportQueueObservation, SupportQueueState, TaskCard
-from ..episode import EpisodeEnvironment, ObservationFields
-from ..splits import Family
+from ..lifecycle.episode import EpisodeEnvironment, ObservationFields
+from ..tasks.splits import Family
 from .grader import DECIMALS, SCORING_WEIGHTS, TicketGrade, grade
 from .proof import ProvenVariant, prove
 from .split_families import registry_families

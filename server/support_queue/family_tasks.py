@@ -1,6 +1,6 @@
 """Support Queue's scenario families as tasks of their own: one ticket of one family.
 
-The three tasks mix families in one queue; the Task API's splits (server/splits.py)
+The three tasks mix families in one queue; the Task API's splits (server/tasks/splits.py)
 play one family at a time, so that a family can be held out of training entirely
 (data/splits.json) and results can be read per family. A family's episode is one
 ticket drawn from the family's situations with the settings of its *home* task, the

@@ -1,7 +1,7 @@
 """Generation-time validity: a Support Queue variant is served only once it is proven.
 
 `prove(variant)` rejects a generated variant (`VariantRejected`, through `require` of
-server/variants.py) unless, for every ticket:
+server/tasks/variants.py) unless, for every ticket:
 
 1. its gold labels equal the labels the documented rules derive from its factors
    (server/support_queue/rules.py, independent of how the generator set them);
@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ...models import DISPOSITIONS, PRIORITIES, QUEUES, SupportQueueAction
-from ..variants import Draw, require
+from ..tasks.variants import Draw, require
 from .family_tasks import composition_of
 from .grader import SCORING_WEIGHTS, grade
 from .rules import expected_labels

@@ -26,7 +26,7 @@ from datetime import date, timedelta
 from typing import Any
 
 from ...models import TaskCard
-from ..variants import Draw, VariantRejected
+from ..tasks.variants import Draw, VariantRejected
 from .family_tasks import FAMILY_TASKS
 from .scenarios import (
     COMPOSITIONS,

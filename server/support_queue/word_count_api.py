@@ -5,7 +5,7 @@ expression in JavaScript) would disagree with the grader wherever canonicalisati
 (invisible characters, look-alike letters, spaced-out letters joined: text/canonical.py).
 So the page asks this route, which answers with the very function and caps the grader uses
 (`count_words`, `WORD_CAPS`): read-only, no episode, nothing stored. It is served like the
-Task API routes (task_api.py): at the root as `/support_queue/word_count`, and under the
+Task API routes (server/transport/task_api.py): at the root as `/support_queue/word_count`, and under the
 `/support_queue` prefix relative to that endpoint. The body is parsed by the server's one
 JSON parser (Content-Type JSON required) and each text is bounded like an action's
 (`TEXT_FIELD_MAX_CHARS`); anything else is a 4xx naming the problem.
@@ -19,7 +19,7 @@ from fastapi import FastAPI, Request
 from pydantic import BaseModel, ConfigDict, Field, StrictStr
 
 from ...models import TEXT_FIELD_MAX_CHARS
-from ..task_api import body_schema, read_body
+from ..transport.task_api import body_schema, read_body
 from .tasks import ENV_NAME
 from .text import WORD_CAPS, count_words
 

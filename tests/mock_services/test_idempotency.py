@@ -295,7 +295,7 @@ def retained_per_write(world: World, route: tuple[str, str, str], keyed: bool) -
 
 @pytest.mark.parametrize("route", list(ONE_OF_EACH), ids=lambda route: route[1])
 def test_a_key_s_entry_holds_no_more_than_its_allowance(world, route) -> None:
-    """What the memory bound allows per step (server/episode.py's `step_entry_bytes`)."""
+    """What the memory bound allows per step (server/lifecycle/episode.py's `step_entry_bytes`)."""
     extra = retained_per_write(world, route, True) - retained_per_write(world, route, False)
     assert 0 < extra <= MAX_KEY_ENTRY_BYTES
 

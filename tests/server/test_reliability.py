@@ -268,8 +268,8 @@ def test_the_fast_episode_routes_answer_exactly_as_the_fastapi_routes() -> None:
     from fastapi.testclient import TestClient
 
     from servicebench_support_queue.server.app import create_app
-    from servicebench_support_queue.server.fast_path import EpisodeRoutes
     from servicebench_support_queue.server.settings import Settings
+    from servicebench_support_queue.server.transport.fast_path import EpisodeRoutes
 
     without = create_app(Settings())
     without.user_middleware = [m for m in without.user_middleware if m.cls is not EpisodeRoutes]

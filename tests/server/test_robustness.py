@@ -39,8 +39,8 @@ from robustness_support import (
 )
 
 from servicebench_support_queue.server.app import create_app
-from servicebench_support_queue.server.fast_path import EpisodeRoutes
 from servicebench_support_queue.server.settings import Settings
+from servicebench_support_queue.server.transport.fast_path import EpisodeRoutes
 
 TASK = {"servicebench": "return_and_refund", "support_queue": "medium_sla_defense"}
 MCP_ERROR_CODES = {-32700, -32600, -32601, -32602}  # never -32603, an internal error
@@ -83,7 +83,7 @@ async def start(client: httpx.AsyncClient, prefix: str, env: str) -> str:
 
 
 async def start_session(client: httpx.AsyncClient, prefix: str, env: str) -> str:
-    """A new MCP session (an HTTP episode's id names none: server/owners.py)."""
+    """A new MCP session (an HTTP episode's id names none: server/lifecycle/owners.py)."""
     create = rpc("openenv/session/create", {"task_id": TASK[env]})
     response = await client.post(
         f"{prefix}/mcp", content=create, headers={"Content-Type": "application/json"}

@@ -30,7 +30,7 @@ from robustness_support import LOOKUP, PROPERTY
 
 from servicebench_support_queue.models import MAX_STEP_INDEX
 from servicebench_support_queue.server.app import create_app
-from servicebench_support_queue.server.episodes import MAX_SEED
+from servicebench_support_queue.server.lifecycle.episodes import MAX_SEED
 from servicebench_support_queue.server.settings import Settings
 
 NUMBER_PROPERTY = settings(PROPERTY, max_examples=60)

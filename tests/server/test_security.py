@@ -15,10 +15,10 @@ import pytest
 from fastapi.testclient import TestClient
 from uvicorn_process import started_server
 
-from servicebench_support_queue.server import episode
 from servicebench_support_queue.server.app import create_app
-from servicebench_support_queue.server.log_redaction import redact_query
+from servicebench_support_queue.server.lifecycle import episode
 from servicebench_support_queue.server.settings import Settings
+from servicebench_support_queue.server.transport.log_redaction import redact_query
 
 URLSAFE = set(string.ascii_letters + string.digits + "-_")
 KNOWN_PATHS = {

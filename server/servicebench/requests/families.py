@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from datetime import date, timedelta
 from typing import Any
 
-from ...variants import VariantRejected
+from ...tasks.variants import VariantRejected
 from ..policy import DRAWS, Policy, draw_policy
 from ..world import FIRST_ORDER, HISTORY_END, HISTORY_START, TODAY, random_day
 from .world import RequestDraft, RequestPlan

@@ -18,7 +18,7 @@ from datetime import date, timedelta
 from types import MappingProxyType
 
 from ....mock_services import World, dollars, to_cents
-from ...seeds import TRAIN
+from ...tasks.seeds import TRAIN
 from ..catalogue import families_of_task
 from ..grading.reward_table import FAMILY_COMPLETION
 from ..refund_readings import Readings

@@ -24,7 +24,7 @@ from openenv.core.mcp_client import MCPToolClient
 from tool_calls import tool_call
 
 from servicebench_support_queue.models import SupportQueueAction
-from servicebench_support_queue.server.episode import EpisodeEnvironment
+from servicebench_support_queue.server.lifecycle.episode import EpisodeEnvironment
 from servicebench_support_queue.server.servicebench.environment import ServiceBenchEnvironment
 from servicebench_support_queue.server.servicebench.oracle import next_action
 from servicebench_support_queue.server.support_queue.environment import SupportQueueEnvironment

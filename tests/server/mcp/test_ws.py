@@ -1,4 +1,4 @@
-"""server/ws.py's MCP side: `/ws?session_id=` attaches to an MCP session, `{"type": "mcp"}`
+"""server/transport/ws.py's MCP side: `/ws?session_id=` attaches to an MCP session, `{"type": "mcp"}`
 messages reach the MCP server, and OpenEnv's rules for closing an attached session."""
 
 from __future__ import annotations

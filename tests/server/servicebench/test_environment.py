@@ -13,7 +13,7 @@ import pytest
 
 from servicebench_support_queue.mock_services import SEED_CATALOGUE
 from servicebench_support_queue.models import ServiceBenchAction, ServiceBenchObservation
-from servicebench_support_queue.server.episode import (
+from servicebench_support_queue.server.lifecycle.episode import (
     EpisodeFinishedError,
     EpisodeNotStartedError,
     UnknownTaskError,

@@ -12,8 +12,7 @@ from collections import Counter, defaultdict
 import pytest
 from servicebench_adversary import outcome_of
 
-from servicebench_support_queue.server.episode import UnknownTaskError
-from servicebench_support_queue.server.seeds import HELD_OUT, TRAIN
+from servicebench_support_queue.server.lifecycle.episode import UnknownTaskError
 from servicebench_support_queue.server.servicebench.catalogue import (
     FAMILIES,
     HELD_OUT_FAMILIES,
@@ -26,6 +25,7 @@ from servicebench_support_queue.server.servicebench.oracle import next_action
 from servicebench_support_queue.server.servicebench.policy import CANONICAL_POLICY, read_policy
 from servicebench_support_queue.server.servicebench.requests.variants import default_family
 from servicebench_support_queue.server.servicebench.tasks import SEED_TASK_IDS, TASK_CARDS
+from servicebench_support_queue.server.tasks.seeds import HELD_OUT, TRAIN
 
 SWEEP = (*range(TRAIN.start, TRAIN.start + 24), *range(HELD_OUT.start, HELD_OUT.start + 8))
 REQUEST_FAMILIES = [info for info in FAMILIES if info.task_id not in SEED_TASK_IDS]

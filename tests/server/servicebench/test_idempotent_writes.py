@@ -1,7 +1,7 @@
 """Idempotent writes end to end: a keyed write retried over HTTP, WebSocket and MCP, also
 all at once on one episode, is applied once and answered the same every time.
 
-An episode's id is all a client needs to step it (server/owners.py): an episode reset
+An episode's id is all a client needs to step it (server/lifecycle/owners.py): an episode reset
 over HTTP is stepped here by HTTP requests and by WebSocket connections that `resume`
 it, at the same moment, on a live server (one process on the memory store; two worker
 processes on one SQLite store, where steps race for the log's append). The reward rules

@@ -21,7 +21,7 @@ from servicebench_support_queue.server.servicebench.variants import (
     build_variant,
     canonical_variant,
 )
-from servicebench_support_queue.server.variants import (
+from servicebench_support_queue.server.tasks.variants import (
     MAX_ATTEMPTS,
     VariantCache,
     VariantRejected,

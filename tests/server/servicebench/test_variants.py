@@ -17,13 +17,13 @@ import pytest
 
 from servicebench_support_queue.mock_services import CANONICAL_WORLD, to_cents
 from servicebench_support_queue.models import ServiceBenchAction
-from servicebench_support_queue.server.seeds import HELD_OUT, TRAIN
 from servicebench_support_queue.server.servicebench.environment import ServiceBenchEnvironment
 from servicebench_support_queue.server.servicebench.families import BILLING_FAMILIES
 from servicebench_support_queue.server.servicebench.oracle import next_action
 from servicebench_support_queue.server.servicebench.refund_readings import readings_for
 from servicebench_support_queue.server.servicebench.tasks import TASK_SPECS, money_text
 from servicebench_support_queue.server.servicebench.world import price_on
+from servicebench_support_queue.server.tasks.seeds import HELD_OUT, TRAIN
 
 TASKS = ("order_status_lookup", "return_and_refund", "billing_discrepancy")
 SWEEP_SEEDS = list(range(TRAIN.start, TRAIN.start + 480)) + list(

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 from robustness_support import LOOKUP
 
-from servicebench_support_queue.server.owners import HTTP_OWNER
+from servicebench_support_queue.server.lifecycle.owners import HTTP_OWNER
+from servicebench_support_queue.server.lifecycle.sessions import StepConflictError
 from servicebench_support_queue.server.servicebench.environment import ServiceBenchEnvironment
-from servicebench_support_queue.server.sessions import StepConflictError
 from servicebench_support_queue.server.store.backend import Reply
 from servicebench_support_queue.server.store.durable import DurableStore
 from servicebench_support_queue.server.store.sqlite import SqliteBackend

@@ -16,7 +16,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))  # bench/ is not installed
 from bench import episode_memory  # noqa: E402
 from servicebench_support_queue.server.app import ENVIRONMENTS
-from servicebench_support_queue.server.episode import EpisodeEnvironment
+from servicebench_support_queue.server.lifecycle.episode import EpisodeEnvironment
 
 EPISODES = 30
 

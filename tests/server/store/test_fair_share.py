@@ -2,7 +2,7 @@
 most episodes makes room (its finished episodes first, then its longest idle), so one
 client's resets cannot evict everyone else's episodes.
 
-A client is the address a request comes from (server/owners.py), here set per TestClient;
+A client is the address a request comes from (server/lifecycle/owners.py), here set per TestClient;
 the episodes of every transport count, and an episode handed over to another client (a
 WebSocket resume) counts for that client from then on.
 """

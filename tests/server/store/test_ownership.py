@@ -1,5 +1,5 @@
 """Who may act on an episode, on every store: anyone with its id plays it, only its owner
-restarts, switches or ends it (server/owners.py), whichever door the attempt comes in by.
+restarts, switches or ends it (server/lifecycle/owners.py), whichever door the attempt comes in by.
 
 Each attack names a victim's id at a door that restarts or ends an episode (MCP's
 `prompts/get`, DELETE and `openenv/session/close`, a WebSocket attached by `?session_id=`,

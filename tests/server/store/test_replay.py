@@ -22,13 +22,13 @@ from servicebench_support_queue.models import (
     SupportQueueAction,
 )
 from servicebench_support_queue.server.app import ENVIRONMENTS
-from servicebench_support_queue.server.encoding import result_json
-from servicebench_support_queue.server.episode import EpisodeEnvironment
+from servicebench_support_queue.server.lifecycle.episode import EpisodeEnvironment
 from servicebench_support_queue.server.servicebench.environment import ServiceBenchEnvironment
-from servicebench_support_queue.server.splits import SPLIT_NAMES
 from servicebench_support_queue.server.store import log
 from servicebench_support_queue.server.store.log import Header, Replayer, entry_of, same_action
 from servicebench_support_queue.server.support_queue.environment import SupportQueueEnvironment
+from servicebench_support_queue.server.tasks.splits import SPLIT_NAMES
+from servicebench_support_queue.server.transport.encoding import result_json
 
 SEEDS = st.sampled_from([None, 0, 1, 2, 7])
 IDS = st.sampled_from(["USR-001", "USR-003", "ORD-1005", "ORD-1009", "SKU-445", "SKU-9", "x"])
@@ -167,7 +167,7 @@ def test_an_entry_is_the_action_as_sent_and_compares_by_content() -> None:
 REPLAY_ELSEWHERE = """
 import hashlib, json, sys
 from servicebench_support_queue.server.app import ENVIRONMENTS
-from servicebench_support_queue.server.encoding import result_json
+from servicebench_support_queue.server.transport.encoding import result_json
 from servicebench_support_queue.server.store.log import Header, Replayer
 replayer = Replayer(ENVIRONMENTS)
 for header, entries in json.load(sys.stdin):

@@ -14,7 +14,7 @@ from servicebench_support_queue.models import (
     SupportQueueObservation,
     Ticket,
 )
-from servicebench_support_queue.server.episode import (
+from servicebench_support_queue.server.lifecycle.episode import (
     EpisodeFinishedError,
     EpisodeNotStartedError,
     UnknownTaskError,

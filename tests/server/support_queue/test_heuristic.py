@@ -9,12 +9,12 @@ import re
 import pytest
 
 from servicebench_support_queue.models import Ticket
-from servicebench_support_queue.server.seeds import HELD_OUT
 from servicebench_support_queue.server.support_queue import heuristic
 from servicebench_support_queue.server.support_queue.environment import SupportQueueEnvironment
 from servicebench_support_queue.server.support_queue.heuristic import triage
 from servicebench_support_queue.server.support_queue.scenarios import SITUATIONS
 from servicebench_support_queue.server.support_queue.tasks import TASKS, CanonicalTicket
+from servicebench_support_queue.server.tasks.seeds import HELD_OUT
 
 # Measured with this policy (the seed publishes easy 1.00, medium 0.98, hard 0.97). Its
 # summaries are the ticket's subject, a body sentence and its event lines pasted in order;

@@ -9,14 +9,14 @@ from functools import partial
 import pytest
 
 from servicebench_support_queue.models import DISPOSITIONS, PRIORITIES, QUEUES, SupportQueueAction
-from servicebench_support_queue.server.seeds import HELD_OUT, TRAIN
 from servicebench_support_queue.server.support_queue.environment import SupportQueueEnvironment
 from servicebench_support_queue.server.support_queue.grader import grade, score_text
 from servicebench_support_queue.server.support_queue.proof import prove
 from servicebench_support_queue.server.support_queue.tasks import TASKS
 from servicebench_support_queue.server.support_queue.text import WORD_CAPS, compile_task_facts
 from servicebench_support_queue.server.support_queue.variants import Variant, build_variant
-from servicebench_support_queue.server.variants import VariantCache, VariantRejected
+from servicebench_support_queue.server.tasks.seeds import HELD_OUT, TRAIN
+from servicebench_support_queue.server.tasks.variants import VariantCache, VariantRejected
 
 TASK_IDS = [task.card.id for task in TASKS]
 variant_for = (

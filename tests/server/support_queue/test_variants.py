@@ -18,7 +18,6 @@ from functools import cache
 import pytest
 
 from servicebench_support_queue.models import DISPOSITIONS, PRIORITIES, QUEUES, Ticket
-from servicebench_support_queue.server.seeds import HELD_OUT, TRAIN
 from servicebench_support_queue.server.support_queue.environment import SupportQueueEnvironment
 from servicebench_support_queue.server.support_queue.proof import (
     LABEL_CONSTANT_CAP,
@@ -33,6 +32,7 @@ from servicebench_support_queue.server.support_queue.scenarios import (
     SITUATIONS,
 )
 from servicebench_support_queue.server.support_queue.tasks import TASKS
+from servicebench_support_queue.server.tasks.seeds import HELD_OUT, TRAIN
 
 TASK_IDS = [task.card.id for task in TASKS]
 variant_for = (

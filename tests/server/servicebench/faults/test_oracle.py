@@ -15,7 +15,7 @@ from servicebench_support_queue.server.servicebench.environment import ServiceBe
 from servicebench_support_queue.server.servicebench.faults.oracle import KEY, is_fault
 from servicebench_support_queue.server.servicebench.faults.schedule import LEVELS
 from servicebench_support_queue.server.servicebench.tasks import TASK_CARDS
-from servicebench_support_queue.server.variants import VariantRejected
+from servicebench_support_queue.server.tasks.variants import VariantRejected
 
 FAMILIES = [(card.id, info.name) for card in TASK_CARDS for info in families_of_task(card.id)] or [
     (card.id, None) for card in TASK_CARDS

@@ -14,7 +14,6 @@ import pytest
 from servicebench_faults_support import oracle_policy, play
 
 from servicebench_support_queue.models import ServiceBenchAction
-from servicebench_support_queue.server.episode_errors import FaultLevelError
 from servicebench_support_queue.server.servicebench.environment import ServiceBenchEnvironment
 from servicebench_support_queue.server.servicebench.faults.schedule import (
     ANSWERED_KINDS,
@@ -24,6 +23,7 @@ from servicebench_support_queue.server.servicebench.faults.schedule import (
     FaultPlan,
 )
 from servicebench_support_queue.server.support_queue.environment import SupportQueueEnvironment
+from servicebench_support_queue.server.tasks.episode_errors import FaultLevelError
 
 REPO = Path(__file__).resolve().parents[4]
 TASKS = ("return_and_refund", "billing_discrepancy", "cancel_request")

@@ -26,12 +26,12 @@ from functools import cache
 import pytest
 
 from servicebench_support_queue.models import SupportQueueAction
-from servicebench_support_queue.server.seeds import HELD_OUT
 from servicebench_support_queue.server.support_queue.environment import SupportQueueEnvironment
 from servicebench_support_queue.server.support_queue.grader import score_text
 from servicebench_support_queue.server.support_queue.heuristic import triage
 from servicebench_support_queue.server.support_queue.tasks import TASKS, CanonicalTicket
 from servicebench_support_queue.server.support_queue.text import WORD_CAPS
+from servicebench_support_queue.server.tasks.seeds import HELD_OUT
 
 SEEDS = (None, *range(HELD_OUT.start, HELD_OUT.start + 200))
 COMPONENTS = ("summary", "response")

@@ -14,7 +14,7 @@ new `reset` (once that reset succeeded), on a `close` message, or on a normal cl
 the socket (code 1000); any other disconnect (a dropped network, a killed client, a
 server restart) keeps it until it expires (`EPISODE_TTL_SECONDS` idle) and hands it
 over: the next connection to resume it owns it, and ends it as its own. A connection
-ends only what it owns (server/owners.py): an episode it resumed while another live
+ends only what it owns (server/lifecycle/owners.py): an episode it resumed while another live
 connection held it, an HTTP episode or an MCP session, it plays and leaves as it was.
 
 A connection may instead attach to an MCP session (`/ws?session_id=`, as OpenEnv's
@@ -25,7 +25,7 @@ answered by the MCP server (server/mcp/server.py) as `{"type": "mcp", "data": <J
 response>}`, for the attached session.
 
 Every message gets a reply: one that is not JSON this server accepts
-(server/strict_json.py), or that the episode refuses, gets OpenEnv's error reply and
+(server/transport/strict_json.py), or that the episode refuses, gets OpenEnv's error reply and
 the session stays open with its episode as it was.
 """
 
@@ -39,14 +39,14 @@ from typing import Any
 
 from fastapi import WebSocket, WebSocketDisconnect
 
-from ..openenv_types import WSErrorCode
+from ...openenv_types import WSErrorCode
+from ..lifecycle.episode import EpisodeError
+from ..lifecycle.episodes import Episodes, InvalidRequestError, checked_step_index
+from ..lifecycle.owners import UNKNOWN_CLIENT, Actor, connection_owner, scope_client
+from ..mcp.server import SESSION, McpServer
+from ..mcp.sessions import Caller
 from . import strict_json
 from .encoding import model_json, result_json, typed_message
-from .episode import EpisodeError
-from .episodes import Episodes, InvalidRequestError, checked_step_index
-from .mcp.server import SESSION, McpServer
-from .mcp.sessions import Caller
-from .owners import UNKNOWN_CLIENT, Actor, connection_owner, scope_client
 
 __all__ = ["SessionLimit", "WebSocket", "serve"]
 
@@ -106,7 +106,7 @@ class _Session:
         self.episode_id: str | None = attached
         self.actor = Actor(connection_owner(), client)
         """What this connection owns: the episodes it reset, and those it took over by
-        `resume` (server/owners.py). It ends those, and no other."""
+        `resume` (server/lifecycle/owners.py). It ends those, and no other."""
         self.client = client
 
     async def handle(self, raw: str | bytes) -> bytes | None:
@@ -212,7 +212,7 @@ class _Session:
 
     async def release(self) -> None:
         """The connection went away without ending its episode: leave it, if it owns it, to
-        the next connection that resumes it (server/owners.py)."""
+        the next connection that resumes it (server/lifecycle/owners.py)."""
         episode_id, self.episode_id = self.episode_id, None
         if episode_id is None or episode_id == self.attached:
             return

@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, TypeAdapter
 
-from ..models import EpisodeObservation
+from ...models import EpisodeObservation
 
 OBSERVATION_EXCLUDE = frozenset({"reward", "done", "metadata"})
 REPEATED_FIELDS: tuple[str, ...] = ("available_endpoints",)

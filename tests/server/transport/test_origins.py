@@ -13,10 +13,10 @@ from starlette.testclient import WebSocketDenialResponse
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
-from servicebench_support_queue.server import origins
 from servicebench_support_queue.server.app import create_app
 from servicebench_support_queue.server.mcp import http as mcp_http
 from servicebench_support_queue.server.settings import Settings
+from servicebench_support_queue.server.transport import origins
 
 FOREIGN = ("https://evil.example", "http://localhost.evil.example", "null", "file://")
 LOOPBACK = ("http://localhost:6274", "http://127.0.0.1:8000", "http://[::1]:3000")

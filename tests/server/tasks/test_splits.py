@@ -1,4 +1,4 @@
-"""The Task API's splits (server/splits.py) for both environments, in process: disjoint and
+"""The Task API's splits (server/tasks/splits.py) for both environments, in process: disjoint and
 stable splits, the interleaving index, slice semantics, bounds, specs without answers, and
 reset by split and index playing exactly the family and seed its spec names."""
 
@@ -11,9 +11,7 @@ from typing import Any
 
 import pytest
 
-from servicebench_support_queue.server import splits as splits_module
-from servicebench_support_queue.server.episode import EpisodeEnvironment
-from servicebench_support_queue.server.seeds import HELD_OUT, SEED_RANGES, TRAIN, VALIDATION
+from servicebench_support_queue.server.lifecycle.episode import EpisodeEnvironment
 from servicebench_support_queue.server.servicebench import split_families as sb_split_families
 from servicebench_support_queue.server.servicebench.catalogue import FamilyInfo
 from servicebench_support_queue.server.servicebench.catalogue import (
@@ -23,7 +21,11 @@ from servicebench_support_queue.server.servicebench.environment import ServiceBe
 from servicebench_support_queue.server.servicebench.split_families import (
     registry_families as servicebench_families,
 )
-from servicebench_support_queue.server.splits import (
+from servicebench_support_queue.server.support_queue.environment import SupportQueueEnvironment
+from servicebench_support_queue.server.support_queue.scenarios import FAMILIES as SQ_FAMILIES
+from servicebench_support_queue.server.tasks import splits as splits_module
+from servicebench_support_queue.server.tasks.seeds import HELD_OUT, SEED_RANGES, TRAIN, VALIDATION
+from servicebench_support_queue.server.tasks.splits import (
     MAX_RANGE,
     SPLIT_NAMES,
     Catalogue,
@@ -32,8 +34,6 @@ from servicebench_support_queue.server.splits import (
     TaskRangeError,
     UnknownSplitError,
 )
-from servicebench_support_queue.server.support_queue.environment import SupportQueueEnvironment
-from servicebench_support_queue.server.support_queue.scenarios import FAMILIES as SQ_FAMILIES
 
 ENVS: tuple[type[EpisodeEnvironment], ...] = (ServiceBenchEnvironment, SupportQueueEnvironment)
 SPEC_KEYS = {

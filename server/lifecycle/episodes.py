@@ -4,7 +4,7 @@ An `Episodes` serves a *scope*: the environments one surface exposes (both at
 the root, one under each prefix). It turns untrusted request data into a
 validated reset or action, or raises an `EpisodeError` naming the problem,
 before any episode is touched: a rejected request changes nothing. The data
-comes from server/strict_json.py, so it is already plain, encodable JSON within
+comes from server/transport/strict_json.py, so it is already plain, encodable JSON within
 the limits; here it is checked against the schemas.
 """
 
@@ -16,8 +16,9 @@ from typing import Any, NamedTuple
 from openenv.core.env_server.types import Action
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
 
-from ..error_messages import shown, shown_names
-from ..models import MAX_STEP_INDEX
+from ...error_messages import shown, shown_names
+from ...models import MAX_STEP_INDEX
+from ..tasks.splits import check_split_reset
 from . import warmup
 from .episode import (
     NO_FAULTS,
@@ -28,7 +29,6 @@ from .episode import (
 )
 from .owners import RELEASED, Actor
 from .sessions import EpisodeIdRequiredError, EpisodeStore, Stepped, not_owned
-from .splits import check_split_reset
 
 EPISODE_ID_PATTERN = r"^[A-Za-z0-9_.:-]{1,128}$"
 """What a client-chosen episode id may look like: URL-, header- and log-safe as it is."""
@@ -382,7 +382,7 @@ class Episodes:
 
     async def resume(self, episode_id: Any, actor: Actor) -> Stepped:
         """The episode named by `episode_id` and its latest observation; `actor` takes it
-        over if its connection released it (server/owners.py), else only plays it."""
+        over if its connection released it (server/lifecycle/owners.py), else only plays it."""
         if not isinstance(episode_id, str):
             raise InvalidRequestError("episode_id must be a string (the id reset returned)")
         await warmup.ready(self.envs)

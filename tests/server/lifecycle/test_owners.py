@@ -1,10 +1,10 @@
-"""The identities of server/owners.py: who a client is, and a connection's own token."""
+"""The identities of server/lifecycle/owners.py: who a client is, and a connection's own token."""
 
 from __future__ import annotations
 
 import pytest
 
-from servicebench_support_queue.server.owners import (
+from servicebench_support_queue.server.lifecycle.owners import (
     RELEASED,
     UNKNOWN_CLIENT,
     client_identity,

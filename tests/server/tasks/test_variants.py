@@ -1,4 +1,4 @@
-"""server/variants.py: the one variant pipeline of both environments (draw, prove, cache)."""
+"""server/tasks/variants.py: the one variant pipeline of both environments (draw, prove, cache)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from servicebench_support_queue.server.app import create_app
-from servicebench_support_queue.server.episode import EpisodeEnvironment
+from servicebench_support_queue.server.lifecycle.episode import EpisodeEnvironment
 from servicebench_support_queue.server.servicebench import proof as servicebench_proof
 from servicebench_support_queue.server.servicebench.environment import ServiceBenchEnvironment
 from servicebench_support_queue.server.servicebench.variants import (
@@ -21,7 +21,7 @@ from servicebench_support_queue.server.servicebench.variants import (
 from servicebench_support_queue.server.settings import Settings
 from servicebench_support_queue.server.support_queue import variants as support_queue_variants
 from servicebench_support_queue.server.support_queue.environment import SupportQueueEnvironment
-from servicebench_support_queue.server.variants import (
+from servicebench_support_queue.server.tasks.variants import (
     MAX_ATTEMPTS,
     Draw,
     VariantCache,

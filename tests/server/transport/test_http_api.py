@@ -394,7 +394,7 @@ def test_a_served_app_runs_young_gc_collections_less_often_and_restores_them_aft
     by a young collection every 700 new objects (see GC_YOUNG_THRESHOLD)."""
     import gc
 
-    from servicebench_support_queue.server.http_api import GC_YOUNG_THRESHOLD
+    from servicebench_support_queue.server.transport.http_api import GC_YOUNG_THRESHOLD
 
     before = gc.get_threshold()
     with TestClient(create_app(Settings())) as client:

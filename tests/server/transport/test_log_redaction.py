@@ -13,8 +13,12 @@ import pytest
 from uvicorn_process import started_server
 from websockets.sync.client import connect
 
-from servicebench_support_queue.server import log_redaction
-from servicebench_support_queue.server.log_redaction import REDACTED, redact, redact_record
+from servicebench_support_queue.server.transport import log_redaction
+from servicebench_support_queue.server.transport.log_redaction import (
+    REDACTED,
+    redact,
+    redact_record,
+)
 
 QUERY_KEYS = (
     "api_key",

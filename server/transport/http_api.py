@@ -24,14 +24,21 @@ from fastapi.telemetry import TelemetryConfig
 from pydantic import BaseModel, TypeAdapter
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from .. import __version__
-from ..action_tools import openai_tools
-from ..models import TaskCard
-from ..openenv_types import EnvironmentMetadata
-from . import log_redaction, origins, task_api, warmup, ws
+from ... import __version__
+from ...action_tools import openai_tools
+from ...models import TaskCard
+from ...openenv_types import EnvironmentMetadata
+from ..lifecycle import warmup
+from ..lifecycle.episode import EpisodeError
+from ..lifecycle.episodes import MAX_STEP_INDEX, Episodes, ResetRequest, describe_errors
+from ..lifecycle.owners import scope_client
+from ..mcp import http as mcp_http
+from ..mcp.server import McpServer
+from ..mcp.sessions import Attachments
+from ..settings import Settings
+from ..web import install_docs
+from . import log_redaction, origins, task_api, ws
 from .encoding import error_payload, model_json
-from .episode import EpisodeError
-from .episodes import MAX_STEP_INDEX, Episodes, ResetRequest, describe_errors
 from .fast_path import (
     CONTENT_TYPE_HEADER,
     EPISODE_HEADER,
@@ -41,12 +48,6 @@ from .fast_path import (
     step_result,
     unexpected_error_json,
 )
-from .mcp import http as mcp_http
-from .mcp.server import McpServer
-from .mcp.sessions import Attachments
-from .owners import scope_client
-from .settings import Settings
-from .web import install_docs
 
 log = logging.getLogger("server")
 
@@ -219,7 +220,7 @@ def build_surface(
         docs_url=None,  # served offline by install_docs
         redoc_url=None,
     )
-    app.state.environments = episodes.envs  # warmed from startup on (server/warmup.py)
+    app.state.environments = episodes.envs  # warmed from startup on (server/lifecycle/warmup.py)
     install_error_handlers(app)
     install_docs(app)
     metadata = scope_metadata(episodes, title, description)

@@ -19,10 +19,10 @@ from urllib.parse import parse_qs
 
 from starlette.exceptions import HTTPException
 
+from ..lifecycle.episode import EpisodeError
+from ..lifecycle.episodes import Episodes, InvalidRequestError, split_step_body
+from ..lifecycle.owners import HTTP_OWNER, Actor, scope_client
 from .encoding import error_payload, result_json
-from .episode import EpisodeError
-from .episodes import Episodes, InvalidRequestError, split_step_body
-from .owners import HTTP_OWNER, Actor, scope_client
 from .strict_json import body_json
 
 log = logging.getLogger("server")

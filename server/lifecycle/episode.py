@@ -8,7 +8,7 @@ that an environment only writes what is its own: `_start` and `_apply`, which
 return the fields of the observation that are the environment's own.
 
 Every environment serves seeded variants through the one pipeline of
-server/variants.py: it names its generator (`draw_variant`), its proof
+server/tasks/variants.py: it names its generator (`draw_variant`), its proof
 (`prove_variant`) and its canonical tasks (`canonical_variant`), and the base class
 gives it a proven-variant cache of its own (`variants`). The proof gets the
 environment class itself, so an environment can prove its variants by playing
@@ -22,19 +22,19 @@ from abc import abstractmethod
 from functools import cache
 from typing import Any, ClassVar, Generic, TypeVar
 
-from .. import __version__
-from ..error_messages import shown
-from ..models import EpisodeObservation, EpisodeState, TaskCard
-from ..openenv_types import Action, Environment, EnvironmentMetadata
-from .episode_errors import (
+from ... import __version__
+from ...error_messages import shown
+from ...models import EpisodeObservation, EpisodeState, TaskCard
+from ...openenv_types import Action, Environment, EnvironmentMetadata
+from ..tasks.episode_errors import (
     EpisodeError,
     EpisodeFinishedError,
     EpisodeNotStartedError,
     FaultLevelError,
     UnknownTaskError,
 )
-from .seeds import CANONICAL_SEED, is_canonical
-from .splits import (
+from ..tasks.seeds import CANONICAL_SEED, is_canonical
+from ..tasks.splits import (
     Catalogue,
     Family,
     SplitRequestError,
@@ -42,7 +42,7 @@ from .splits import (
     check_split_reset,
     specs,
 )
-from .variants import Draw, VariantCache
+from ..tasks.variants import Draw, VariantCache
 
 ActT = TypeVar("ActT", bound=Action)
 ObsT = TypeVar("ObsT", bound=EpisodeObservation)
@@ -124,7 +124,7 @@ class EpisodeEnvironment(Environment[ActT, ObsT, StateT], Generic[ActT, ObsT, St
 
     @classmethod
     def warm(cls) -> None:
-        """Do now the one-time work that playing needs (server/warmup.py runs it in a thread at
+        """Do now the one-time work that playing needs (server/lifecycle/warmup.py runs it in a thread at
         startup); whatever it prepares must also be prepared on first use without it."""
 
     # ------------------------------------------------------------------ tasks
@@ -261,7 +261,7 @@ class EpisodeEnvironment(Environment[ActT, ObsT, StateT], Generic[ActT, ObsT, St
     async def prepared_variant(
         cls, task_id: str, seed: int | None, family: str | None = None
     ) -> Draw:
-        """`variant_for`, built off the event loop if it has to be built (server/variants.py):
+        """`variant_for`, built off the event loop if it has to be built (server/tasks/variants.py):
         what an async caller awaits before a reset or a replay."""
         drawn = cls._variant_seed(task_id, seed, family)
         if drawn is None:
@@ -305,12 +305,12 @@ class EpisodeEnvironment(Environment[ActT, ObsT, StateT], Generic[ActT, ObsT, St
 
     @classmethod
     def catalogue(cls) -> Catalogue:
-        """The environment's splits (server/splits.py), built once per class."""
+        """The environment's splits (server/tasks/splits.py), built once per class."""
         return _catalogue(cls)
 
     # OpenEnv's TaskProvider protocol: discovery only, side-effect free, works on a fresh
     # instance; OpenEnv's own HTTP server serves these as /{env_name}/... routes, and so does
-    # server/task_api.py (with bounded, strictly typed requests).
+    # server/transport/task_api.py (with bounded, strictly typed requests).
 
     def list_splits(self) -> list[dict[str, Any]]:
         return self.catalogue().descriptors()

@@ -9,7 +9,7 @@ What every store guarantees (tests/server/store/test_conformance.py runs the sam
 suite on all three): an id is never reused while the store holds its episode (409);
 an episode idle longer than the TTL expires (404); a restart replaces an episode in one
 operation (the id is never free, nor the episode missing, meanwhile); only an episode's
-owner restarts or ends it (server/owners.py), checked in the operation that does it; at
+owner restarts or ends it (server/lifecycle/owners.py), checked in the operation that does it; at
 the cap a new episode makes room by dropping an episode of the client holding the most
 (its finished ones first, the longest finished first, then its longest idle); a step is
 applied once and only once on the state it was computed on, and a step sent with its
@@ -22,9 +22,9 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Any, Literal
 
-from ..error_messages import shown
-from ..models import EpisodeObservation
-from ..openenv_types import Action
+from ...error_messages import shown
+from ...models import EpisodeObservation
+from ...openenv_types import Action
 from .episode import EpisodeEnvironment, EpisodeError
 
 Stepped = tuple[EpisodeEnvironment, EpisodeObservation]
@@ -150,7 +150,7 @@ class EpisodeStore(ABC):
     """Where the live episodes are. All operations are coroutines: the durable stores wait
     for their backend without blocking the event loop; the memory store never waits.
 
-    `owner` and `client` are strings of server/owners.py: who may restart or end an
+    `owner` and `client` are strings of server/lifecycle/owners.py: who may restart or end an
     episode, and whose share of the cap it counts in."""
 
     max_live: int
@@ -196,7 +196,7 @@ class EpisodeStore(ABC):
         self, episode_id: str, owner: str, to: str, client: str | None = None
     ) -> bool:
         """Make the episode `to`'s (and `client`'s, if named) if it is `owner`'s, in one
-        operation (a compare-and-set: the hand-overs of server/owners.py); whether it was."""
+        operation (a compare-and-set: the hand-overs of server/lifecycle/owners.py); whether it was."""
 
     @abstractmethod
     async def latest_id(self, env_name: str | None) -> str:

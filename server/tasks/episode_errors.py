@@ -1,7 +1,7 @@
 """What a request that an episode cannot serve raises: each error carries its HTTP status.
 
-Below the environments (server/episode.py re-exports them) so that the split
-catalogue (server/splits.py), which the environments use, raises the same errors
+Below the environments (server/lifecycle/episode.py re-exports them) so that the split
+catalogue (server/tasks/splits.py), which the environments use, raises the same errors
 every transport already answers.
 """
 

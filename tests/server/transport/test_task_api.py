@@ -1,4 +1,4 @@
-"""server/task_api.py: OpenEnv's Task API routes at the root and under each prefix, checked
+"""server/transport/task_api.py: OpenEnv's Task API routes at the root and under each prefix, checked
 against OpenEnv's own HTTPEnvServer serving the same environment classes, bad input, and
 reset by split and index over HTTP, WebSocket (OpenEnv's GenericEnvClient too) and MCP."""
 
@@ -28,11 +28,11 @@ from servicebench_support_queue.models import (
     SupportQueueState,
 )
 from servicebench_support_queue.server.app import create_app
-from servicebench_support_queue.server.episode import EpisodeEnvironment
+from servicebench_support_queue.server.lifecycle.episode import EpisodeEnvironment
 from servicebench_support_queue.server.servicebench.environment import ServiceBenchEnvironment
 from servicebench_support_queue.server.settings import Settings
 from servicebench_support_queue.server.support_queue.environment import SupportQueueEnvironment
-from servicebench_support_queue.server.task_api import (
+from servicebench_support_queue.server.transport.task_api import (
     TaskApiRequest,
     TaskRangeRequest,
     TaskRequest,

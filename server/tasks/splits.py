@@ -6,7 +6,7 @@ numbered set of tasks per split. Here a task is one family of an environment on
 one seed, and every split is a product of families and a seed range:
 
 * `train`, `validation` and `test` play the training families, each on its own
-  seed range (server/seeds.py), so no (family, seed) is in two of them;
+  seed range (server/tasks/seeds.py), so no (family, seed) is in two of them;
 * `test_families` plays the held-out families (data/splits.json), which no other
   split serves, on the test seeds.
 
@@ -31,9 +31,9 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from .. import DATA_DIR
-from ..error_messages import shown
-from ..models import TaskCard
+from ... import DATA_DIR
+from ...error_messages import shown
+from ...models import TaskCard
 from .episode_errors import EpisodeError
 from .seeds import SEED_RANGES
 

@@ -9,7 +9,7 @@ generated variant. The ranges never overlap, so no seed is in two splits:
   (the held-out seeds of the training families, and the families never trained on);
 * `VALIDATION` (110,000-119,999): model selection, never reported as a test score.
 
-server/splits.py turns them into the Task API's splits.
+server/tasks/splits.py turns them into the Task API's splits.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""server/warmup.py: an environment's one-time preparation runs in a thread; a request that
+"""server/lifecycle/warmup.py: an environment's one-time preparation runs in a thread; a request that
 plays it waits for it without holding the event loop, and a failed warm-up is retried."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from typing import ClassVar
 
 import pytest
 
-from servicebench_support_queue.server import warmup
-from servicebench_support_queue.server.episodes import Episodes
-from servicebench_support_queue.server.owners import HTTP_OWNER, Actor
+from servicebench_support_queue.server.lifecycle import warmup
+from servicebench_support_queue.server.lifecycle.episodes import Episodes
+from servicebench_support_queue.server.lifecycle.owners import HTTP_OWNER, Actor
 from servicebench_support_queue.server.store.memory import MemoryStore
 from servicebench_support_queue.server.support_queue.environment import SupportQueueEnvironment
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from starlette.exceptions import HTTPException
 
-from .mcp.rpc import refusal
+from ..mcp.rpc import refusal
 
 Scope = dict[str, Any]
 Message = dict[str, Any]
