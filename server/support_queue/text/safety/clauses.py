@@ -89,7 +89,8 @@ _FOLD_NUMBER = re.compile(
     r"|(?P<zero>\b0\b(?![.,]\d))|(?P<num>\b\d[\d,.]*(?:st|nd|rd|th)?\b)|(?P<percent>%))"
 )
 _NUMBERS = re.compile(r"[\d%]")
-_SENTENCE_END = re.compile(r"[.!?;:]+(?=\s|$)|[!?]+|\n+")
+_SENTENCE_END = re.compile(r"([.!?;:]+(?=\s|$)|[!?]+|\n+)")
+"""Where a sentence ends, captured: one split gives each sentence and the marks after it."""
 _CLAUSE_MARK = re.compile(r"\s[-\u2013\u2014]+\s|[\u2013\u2014]|--|[(),\[\]]")
 _WORD = re.compile(r"[a-z0-9]+(?:_[a-z0-9]+)*|,")
 
@@ -203,15 +204,15 @@ def read(text: str, grammar: Grammar) -> Reply:
     pasts: list[int] = []
     # "verify_signature", "ssl_verify": the words of an identifier are words of the sentence
     expanded = _CLAUSE_MARK.sub(" , ", _expand(text)).replace("'", " ").replace("_", " ")
-    ends = [*_SENTENCE_END.findall(expanded), ""]
-    for source, end in zip(_SENTENCE_END.split(expanded), ends, strict=True):
+    parts = _SENTENCE_END.split(expanded)  # sentence, its end, sentence, ..., sentence
+    for source, end in zip(parts[::2], [*parts[1::2], ""], strict=True):
         raw = _WORD.findall(source)
         words = grammar.stems(raw)
         while words and words[0] == CLAUSE:
             del words[0], raw[0]
         if not words:
             continue
-        past = [w.endswith("ed") and not t.endswith("ed") for w, t in zip(raw, words, strict=True)]
+        past = grammar.past_forms(raw)
         words = grammar.merged(words)
         pasts += _past_tokens(words, past, len(tokens))
         words.append(END)
@@ -238,7 +239,8 @@ def read(text: str, grammar: Grammar) -> Reply:
 
 def _past_tokens(tokens: list[str], past: list[bool], offset: int) -> list[int]:
     """The indices (from `offset`) of the merged `tokens` that are one word marked in `past`;
-    a merged term ("a_b") stands for as many words as it has parts, and is no past form."""
+    a merged term ("a_b") stands for as many words as it has parts, and is no past form;
+    `past` may be empty: no word is one."""
     if not any(past):
         return []
     out, word = [], 0
