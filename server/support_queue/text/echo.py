@@ -402,11 +402,13 @@ def _order(tokens: list[str], ticket: TicketEcho) -> tuple[float, int]:
         return 0.0, ticket_tokens
     attested = sum(map(ticket.follows.__contains__, zip(tokens, tokens[1:], strict=False)))
     counts = Counter(tokens)
+    present = ticket.vocabulary.intersection(counts)  # a set: `&` runs over the smaller side
     pairs = 0
     successors = ticket.successors
-    for first in successors.keys() & counts.keys():
-        times = counts[first]
-        for second in successors[first].intersection(counts):
-            pairs += times * (counts[second] - (second == first))
+    for first in present:
+        if first in successors:
+            times = counts[first]
+            for second in successors[first] & present:
+                pairs += times * (counts[second] - (second == first))
     expected = pairs / count
     return (attested - expected) / sqrt(expected + 1), ticket_tokens

@@ -138,15 +138,17 @@ _CONTRACTION = re.compile(
     + r")(?![a-z])"
 )
 _EXPANSION = dict(_CONTRACTIONS)
+_THOUSANDS = re.compile(r",(?<=\d,)(?=\d{3}\b)")
+"""A thousands comma ("1,200"): the comma first, so the search jumps from comma to comma."""
 _BRITISH_ISE = re.compile(r"is(e|ed|es|er|ing|ation|ations)$")
 
 
 def prepare(text: str) -> str:
     """Lower case, straight quotes, expanded contractions: shared with the safety rules."""
     text = text.lower().replace("\u2019", "'").replace("\u2018", "'")
-    text = _CONTRACTION.sub(lambda m: _EXPANSION[m.group(0)], text)
-    text = re.sub(r"(?<=\d),(?=\d{3}\b)", "", text)
-    return text.replace("%", " percent ")
+    if "'" in text or "cannot" in text:  # every contraction has one
+        text = _CONTRACTION.sub(lambda m: _EXPANSION[m.group(0)], text)
+    return _THOUSANDS.sub("", text).replace("%", " percent ")
 
 
 _KEPT_APART = {"not": "note"}
@@ -187,7 +189,7 @@ _STOP_STEMS = frozenset(stem(w) for w in STOP_WORDS)
 
 def _stems(text: str) -> list[str]:
     """Stems of the prepared text's words, by the word rule of canonical.py."""
-    return [stem(w) for w in words_of(prepare(text))]
+    return list(map(stem, words_of(prepare(text))))
 
 
 @dataclass(frozen=True)
@@ -219,18 +221,21 @@ class SynonymTable:
         return cls(by_first_word=MappingProxyType({w: tuple(r) for w, r in grouped.items()}))
 
     def apply(self, words: list[str]) -> list[str]:
+        """`words` with each variant (the longest at each word) rewritten; only the words that
+        start a variant are tried."""
+        rewrites = self.by_first_word
         out: list[str] = []
-        i = 0
-        while i < len(words):
-            for key, target in self.by_first_word.get(words[i], ()):
+        done = 0
+        for i in [i for i, word in enumerate(words) if word in rewrites]:
+            if i < done:
+                continue  # inside a variant already rewritten
+            for key, target in rewrites[words[i]]:
                 if len(key) == 1 or tuple(words[i : i + len(key)]) == key:
-                    out.extend(target)
-                    i += len(key)
+                    out += words[done:i]
+                    out += target
+                    done = i + len(key)
                     break
-            else:
-                out.append(words[i])
-                i += 1
-        return out
+        return out + words[done:]
 
 
 def normalise(text: str, synonyms: SynonymTable) -> list[str]:
@@ -255,6 +260,8 @@ class CompiledFact:
 
     def found_in(self, text: NormalisedText) -> bool:
         vocabulary = text.vocabulary
+        if not any(map(vocabulary.issuperset, self.word_sets)):
+            return False  # no phrasing has all its words in the text (most facts): in one test
         for phrase, words in zip(self.phrasings, self.word_sets, strict=True):
             if words <= vocabulary and (len(phrase) == 1 or text.has_window(phrase)):
                 return True
@@ -277,8 +284,8 @@ class NormalisedText:
         words = self.words
         for start, word in enumerate(words):
             if word in needed:
-                window = Counter(words[start : start + width])
-                if all(window[w] >= n for w, n in needed.items()):
+                window = words[start : start + width]
+                if all(window.count(w) >= n for w, n in needed.items()):
                     return True
         return False
 
