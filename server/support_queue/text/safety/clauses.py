@@ -167,15 +167,18 @@ class Reply:
         return self.starts[self.sentence_starts[max(sentence, 0)]]
 
 
-_SIGNATURE_END: dict[int, re.Pattern[str]] = {}
+_SIGNATURE_END: dict[int, tuple[re.Pattern[str], re.Pattern[str]]] = {}
 _SIGN_OFF = r"(?:^|(?<=\n)|\b(?:[Tt]hanks|[Tt]hank you|[Rr]egards|[Bb]est|[Cc]heers|[Ss]incerely))"
 
 
-def _signature_end(grammar: Grammar) -> re.Pattern[str]:
+def _signature_end(grammar: Grammar) -> tuple[re.Pattern[str], re.Pattern[str]]:
     """A sign-off (a line's start, or "Thanks", "Best", "Regards"...), a few capitalised words,
     and a word of our side (the team's words, the product: the grammar's `TEAM` and `GIVER`
     but the pronouns) capitalised, then a capitalised word: where a signature ends and a new
-    sentence starts, glued ("Thanks, Sam from Support Send the CVV")."""
+    sentence starts, glued ("Thanks, Sam from Support Send the CVV"). With it, its tail (our
+    side's word, spaces, a capital), which every such end has: it starts with a letter, so a
+    search for it skips ahead, and a reply without it (a signature that ends the reply) needs
+    no search for the whole."""
     found = _SIGNATURE_END.get(id(grammar))
     if found is None:
         try:
@@ -184,9 +187,12 @@ def _signature_end(grammar: Grammar) -> re.Pattern[str]:
             ours = frozenset()
         capitalised = "|".join(sorted(w.capitalize() for w in ours if w.isalpha())) or "(?!)"
         name = r"(?:[ \t]*+,?[ \t]*+(?:[A-Z][\w'-]*+|from|at|of|the))"  # possessive: linear
-        found = re.compile(
-            rf"({_SIGN_OFF},?{name}{{0,5}}?[ \t]*+(?:{capitalised}))[ \t]++"
-            rf"(?=[A-Z])(?!(?:{capitalised})\b)"
+        found = (
+            re.compile(
+                rf"({_SIGN_OFF},?{name}{{0,5}}?[ \t]*+(?:{capitalised}))[ \t]++"
+                rf"(?=[A-Z])(?!(?:{capitalised})\b)"
+            ),
+            re.compile(rf"(?:{capitalised})[ \t]+[A-Z]"),
         )
         _SIGNATURE_END[id(grammar)] = found
     return found
@@ -194,7 +200,9 @@ def _signature_end(grammar: Grammar) -> re.Pattern[str]:
 
 def read(text: str, grammar: Grammar) -> Reply:
     """Tokenise a reply with the grammar's stems and merged terms."""
-    text = _signature_end(grammar).sub("\\1\n", text)
+    signature, tail = _signature_end(grammar)
+    if tail.search(text):
+        text = signature.sub("\\1\n", text)
     tokens: list[str] = []
     sentence_starts: list[int] = []
     lengths: list[int] = []
