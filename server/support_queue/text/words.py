@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from types import MappingProxyType
 
@@ -250,20 +250,25 @@ class CompiledFact:
     name: str
     phrasings: tuple[tuple[str, ...], ...]
     word_sets: tuple[frozenset[str], ...]
+    counts: tuple[Mapping[str, int], ...] = field(compare=False)
+    """Each phrasing's words with how often each occurs (a window must hold as many); derived
+    from `phrasings`, so left out of equality and hashing."""
 
     @classmethod
     def compile(cls, phrasings: Sequence[str], synonyms: SynonymTable) -> CompiledFact:
         normalised = tuple(dict.fromkeys(tuple(normalise(p, synonyms)) for p in phrasings))
         if not all(normalised):
             raise ValueError(f"fact {phrasings!r} has a phrasing made only of stop words")
-        return cls(phrasings[0], normalised, tuple(frozenset(p) for p in normalised))
+        sets = tuple(frozenset(p) for p in normalised)
+        counts = tuple(MappingProxyType(Counter(p)) for p in normalised)
+        return cls(phrasings[0], normalised, sets, counts)
 
     def found_in(self, text: NormalisedText) -> bool:
         vocabulary = text.vocabulary
         if not any(map(vocabulary.issuperset, self.word_sets)):
             return False  # no phrasing has all its words in the text (most facts): in one test
-        for phrase, words in zip(self.phrasings, self.word_sets, strict=True):
-            if words <= vocabulary and (len(phrase) == 1 or text.has_window(phrase)):
+        for phrase, words, counts in zip(self.phrasings, self.word_sets, self.counts, strict=True):
+            if words <= vocabulary and (len(phrase) == 1 or text.has_window(phrase, counts)):
                 return True
         return False
 
@@ -277,9 +282,10 @@ class NormalisedText:
         self.words = normalise(text, synonyms)
         self.vocabulary = frozenset(self.words)
 
-    def has_window(self, phrase: Sequence[str]) -> bool:
-        """All words of `phrase`, in any order, within one window of the text."""
-        needed = Counter(phrase)
+    def has_window(self, phrase: Sequence[str], needed: Mapping[str, int] | None = None) -> bool:
+        """All words of `phrase`, in any order, within one window of the text (`needed`: the
+        phrase's words counted, if known already)."""
+        needed = Counter(phrase) if needed is None else needed
         width = len(phrase) + WINDOW_SLACK
         words = self.words
         for start, word in enumerate(words):
