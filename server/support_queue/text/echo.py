@@ -256,15 +256,11 @@ class Echo:
 
 def _marks(tokens: list[str], ticket: TicketEcho) -> bytearray:
     """Per token, 1 when it stands in three tokens that also stand together in the ticket."""
-    count = len(tokens)
-    marks = bytearray(count)
-    vocabulary, grams = ticket.vocabulary, ticket.grams
-    for i, first in enumerate(tokens[:-2]):  # every gram spans at least three tokens
-        if first not in vocabulary:
-            continue
-        for a, b in _SKIPS:
-            if i + b < count and (first, tokens[i + a], tokens[i + b]) in grams:
-                marks[i] = marks[i + a] = marks[i + b] = 1
+    marks = bytearray(len(tokens))
+    for a, b in _SKIPS:  # each kind of gram over the whole text at once, the lookups in C
+        found = map(ticket.grams.__contains__, zip(tokens, tokens[a:], tokens[b:], strict=False))
+        for i in compress(range(len(tokens)), found):
+            marks[i] = marks[i + a] = marks[i + b] = 1
     return marks
 
 
@@ -341,13 +337,13 @@ def measure(
         ticket.narrative,
         ticket.vocabulary,
     )
-    keep = [token in relevant for token in tokens]
+    keep = list(map(relevant.__contains__, tokens))
     verbatim = _verbatim(tokens, starts, keep, text, ticket)
     copied = _copied(tokens, ticket)
     copied = bytearray(map(max, copied, verbatim)) if any(verbatim) else copied
     dense = list(compress(tokens, keep))  # the relevant tokens, filler set aside
     share = sum(compress(copied, keep)) / len(dense) if dense else 0.0
-    told = sum(token in narrative for token in dense)  # narrative tokens are relevant ones
+    told = sum(map(narrative.__contains__, dense))  # narrative tokens are relevant ones
     lifted = told / len(dense) / ticket.narrative_share if told else 0.0
     copied_count = sum(copied)
     dense_copied = bytearray()
@@ -355,7 +351,7 @@ def measure(
         limit is not None
         and dense
         and not (share >= limit.share and copied_count >= limit.min_copied)
-        and sum(token in vocabulary for token in dense) >= limit.dense_share * len(dense)
+        and sum(map(vocabulary.__contains__, dense)) >= limit.dense_share * len(dense)
     ):
         dense_copied = copied
         if len(dense) < len(tokens):
@@ -402,11 +398,13 @@ def _order(tokens: list[str], ticket: TicketEcho) -> tuple[float, int]:
         return 0.0, ticket_tokens
     attested = sum(map(ticket.follows.__contains__, zip(tokens, tokens[1:], strict=False)))
     counts = Counter(tokens)
+    present = ticket.vocabulary.intersection(counts)  # a set: `&` runs over the smaller side
     pairs = 0
     successors = ticket.successors
-    for first in successors.keys() & counts.keys():
-        times = counts[first]
-        for second in successors[first].intersection(counts):
-            pairs += times * (counts[second] - (second == first))
+    for first in present:
+        if first in successors:
+            times = counts[first]
+            for second in successors[first] & present:
+                pairs += times * (counts[second] - (second == first))
     expected = pairs / count
     return (attested - expected) / sqrt(expected + 1), ticket_tokens

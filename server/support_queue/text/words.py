@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from types import MappingProxyType
 
@@ -138,15 +138,17 @@ _CONTRACTION = re.compile(
     + r")(?![a-z])"
 )
 _EXPANSION = dict(_CONTRACTIONS)
+_THOUSANDS = re.compile(r",(?<=\d,)(?=\d{3}\b)")
+"""A thousands comma ("1,200"): the comma first, so the search jumps from comma to comma."""
 _BRITISH_ISE = re.compile(r"is(e|ed|es|er|ing|ation|ations)$")
 
 
 def prepare(text: str) -> str:
     """Lower case, straight quotes, expanded contractions: shared with the safety rules."""
     text = text.lower().replace("\u2019", "'").replace("\u2018", "'")
-    text = _CONTRACTION.sub(lambda m: _EXPANSION[m.group(0)], text)
-    text = re.sub(r"(?<=\d),(?=\d{3}\b)", "", text)
-    return text.replace("%", " percent ")
+    if "'" in text or "cannot" in text:  # every contraction has one
+        text = _CONTRACTION.sub(lambda m: _EXPANSION[m.group(0)], text)
+    return _THOUSANDS.sub("", text).replace("%", " percent ")
 
 
 _KEPT_APART = {"not": "note"}
@@ -187,7 +189,7 @@ _STOP_STEMS = frozenset(stem(w) for w in STOP_WORDS)
 
 def _stems(text: str) -> list[str]:
     """Stems of the prepared text's words, by the word rule of canonical.py."""
-    return [stem(w) for w in words_of(prepare(text))]
+    return list(map(stem, words_of(prepare(text))))
 
 
 @dataclass(frozen=True)
@@ -219,18 +221,21 @@ class SynonymTable:
         return cls(by_first_word=MappingProxyType({w: tuple(r) for w, r in grouped.items()}))
 
     def apply(self, words: list[str]) -> list[str]:
+        """`words` with each variant (the longest at each word) rewritten; only the words that
+        start a variant are tried."""
+        rewrites = self.by_first_word
         out: list[str] = []
-        i = 0
-        while i < len(words):
-            for key, target in self.by_first_word.get(words[i], ()):
+        done = 0
+        for i in [i for i, word in enumerate(words) if word in rewrites]:
+            if i < done:
+                continue  # inside a variant already rewritten
+            for key, target in rewrites[words[i]]:
                 if len(key) == 1 or tuple(words[i : i + len(key)]) == key:
-                    out.extend(target)
-                    i += len(key)
+                    out += words[done:i]
+                    out += target
+                    done = i + len(key)
                     break
-            else:
-                out.append(words[i])
-                i += 1
-        return out
+        return out + words[done:]
 
 
 def normalise(text: str, synonyms: SynonymTable) -> list[str]:
@@ -245,18 +250,25 @@ class CompiledFact:
     name: str
     phrasings: tuple[tuple[str, ...], ...]
     word_sets: tuple[frozenset[str], ...]
+    counts: tuple[Mapping[str, int], ...] = field(compare=False)
+    """Each phrasing's words with how often each occurs (a window must hold as many); derived
+    from `phrasings`, so left out of equality and hashing."""
 
     @classmethod
     def compile(cls, phrasings: Sequence[str], synonyms: SynonymTable) -> CompiledFact:
         normalised = tuple(dict.fromkeys(tuple(normalise(p, synonyms)) for p in phrasings))
         if not all(normalised):
             raise ValueError(f"fact {phrasings!r} has a phrasing made only of stop words")
-        return cls(phrasings[0], normalised, tuple(frozenset(p) for p in normalised))
+        sets = tuple(frozenset(p) for p in normalised)
+        counts = tuple(MappingProxyType(Counter(p)) for p in normalised)
+        return cls(phrasings[0], normalised, sets, counts)
 
     def found_in(self, text: NormalisedText) -> bool:
         vocabulary = text.vocabulary
-        for phrase, words in zip(self.phrasings, self.word_sets, strict=True):
-            if words <= vocabulary and (len(phrase) == 1 or text.has_window(phrase)):
+        if not any(map(vocabulary.issuperset, self.word_sets)):
+            return False  # no phrasing has all its words in the text (most facts): in one test
+        for phrase, words, counts in zip(self.phrasings, self.word_sets, self.counts, strict=True):
+            if words <= vocabulary and (len(phrase) == 1 or text.has_window(phrase, counts)):
                 return True
         return False
 
@@ -270,15 +282,16 @@ class NormalisedText:
         self.words = normalise(text, synonyms)
         self.vocabulary = frozenset(self.words)
 
-    def has_window(self, phrase: Sequence[str]) -> bool:
-        """All words of `phrase`, in any order, within one window of the text."""
-        needed = Counter(phrase)
+    def has_window(self, phrase: Sequence[str], needed: Mapping[str, int] | None = None) -> bool:
+        """All words of `phrase`, in any order, within one window of the text (`needed`: the
+        phrase's words counted, if known already)."""
+        needed = Counter(phrase) if needed is None else needed
         width = len(phrase) + WINDOW_SLACK
         words = self.words
         for start, word in enumerate(words):
             if word in needed:
-                window = Counter(words[start : start + width])
-                if all(window[w] >= n for w, n in needed.items()):
+                window = words[start : start + width]
+                if all(window.count(w) >= n for w, n in needed.items()):
                     return True
         return False
 

@@ -89,7 +89,8 @@ _FOLD_NUMBER = re.compile(
     r"|(?P<zero>\b0\b(?![.,]\d))|(?P<num>\b\d[\d,.]*(?:st|nd|rd|th)?\b)|(?P<percent>%))"
 )
 _NUMBERS = re.compile(r"[\d%]")
-_SENTENCE_END = re.compile(r"[.!?;:]+(?=\s|$)|[!?]+|\n+")
+_SENTENCE_END = re.compile(r"([.!?;:]+(?=\s|$)|[!?]+|\n+)")
+"""Where a sentence ends, captured: one split gives each sentence and the marks after it."""
 _CLAUSE_MARK = re.compile(r"\s[-\u2013\u2014]+\s|[\u2013\u2014]|--|[(),\[\]]")
 _WORD = re.compile(r"[a-z0-9]+(?:_[a-z0-9]+)*|,")
 
@@ -166,15 +167,18 @@ class Reply:
         return self.starts[self.sentence_starts[max(sentence, 0)]]
 
 
-_SIGNATURE_END: dict[int, re.Pattern[str]] = {}
+_SIGNATURE_END: dict[int, tuple[re.Pattern[str], re.Pattern[str]]] = {}
 _SIGN_OFF = r"(?:^|(?<=\n)|\b(?:[Tt]hanks|[Tt]hank you|[Rr]egards|[Bb]est|[Cc]heers|[Ss]incerely))"
 
 
-def _signature_end(grammar: Grammar) -> re.Pattern[str]:
+def _signature_end(grammar: Grammar) -> tuple[re.Pattern[str], re.Pattern[str]]:
     """A sign-off (a line's start, or "Thanks", "Best", "Regards"...), a few capitalised words,
     and a word of our side (the team's words, the product: the grammar's `TEAM` and `GIVER`
     but the pronouns) capitalised, then a capitalised word: where a signature ends and a new
-    sentence starts, glued ("Thanks, Sam from Support Send the CVV")."""
+    sentence starts, glued ("Thanks, Sam from Support Send the CVV"). With it, its tail (our
+    side's word, spaces, a capital), which every such end has: it starts with a letter, so a
+    search for it skips ahead, and a reply without it (a signature that ends the reply) needs
+    no search for the whole."""
     found = _SIGNATURE_END.get(id(grammar))
     if found is None:
         try:
@@ -183,9 +187,12 @@ def _signature_end(grammar: Grammar) -> re.Pattern[str]:
             ours = frozenset()
         capitalised = "|".join(sorted(w.capitalize() for w in ours if w.isalpha())) or "(?!)"
         name = r"(?:[ \t]*+,?[ \t]*+(?:[A-Z][\w'-]*+|from|at|of|the))"  # possessive: linear
-        found = re.compile(
-            rf"({_SIGN_OFF},?{name}{{0,5}}?[ \t]*+(?:{capitalised}))[ \t]++"
-            rf"(?=[A-Z])(?!(?:{capitalised})\b)"
+        found = (
+            re.compile(
+                rf"({_SIGN_OFF},?{name}{{0,5}}?[ \t]*+(?:{capitalised}))[ \t]++"
+                rf"(?=[A-Z])(?!(?:{capitalised})\b)"
+            ),
+            re.compile(rf"(?:{capitalised})[ \t]+[A-Z]"),
         )
         _SIGNATURE_END[id(grammar)] = found
     return found
@@ -193,7 +200,9 @@ def _signature_end(grammar: Grammar) -> re.Pattern[str]:
 
 def read(text: str, grammar: Grammar) -> Reply:
     """Tokenise a reply with the grammar's stems and merged terms."""
-    text = _signature_end(grammar).sub("\\1\n", text)
+    signature, tail = _signature_end(grammar)
+    if tail.search(text):
+        text = signature.sub("\\1\n", text)
     tokens: list[str] = []
     sentence_starts: list[int] = []
     lengths: list[int] = []
@@ -203,15 +212,15 @@ def read(text: str, grammar: Grammar) -> Reply:
     pasts: list[int] = []
     # "verify_signature", "ssl_verify": the words of an identifier are words of the sentence
     expanded = _CLAUSE_MARK.sub(" , ", _expand(text)).replace("'", " ").replace("_", " ")
-    ends = [*_SENTENCE_END.findall(expanded), ""]
-    for source, end in zip(_SENTENCE_END.split(expanded), ends, strict=True):
+    parts = _SENTENCE_END.split(expanded)  # sentence, its end, sentence, ..., sentence
+    for source, end in zip(parts[::2], [*parts[1::2], ""], strict=True):
         raw = _WORD.findall(source)
         words = grammar.stems(raw)
         while words and words[0] == CLAUSE:
             del words[0], raw[0]
         if not words:
             continue
-        past = [w.endswith("ed") and not t.endswith("ed") for w, t in zip(raw, words, strict=True)]
+        past = grammar.past_forms(raw)
         words = grammar.merged(words)
         pasts += _past_tokens(words, past, len(tokens))
         words.append(END)
@@ -238,7 +247,8 @@ def read(text: str, grammar: Grammar) -> Reply:
 
 def _past_tokens(tokens: list[str], past: list[bool], offset: int) -> list[int]:
     """The indices (from `offset`) of the merged `tokens` that are one word marked in `past`;
-    a merged term ("a_b") stands for as many words as it has parts, and is no past form."""
+    a merged term ("a_b") stands for as many words as it has parts, and is no past form;
+    `past` may be empty: no word is one."""
     if not any(past):
         return []
     out, word = [], 0

@@ -26,7 +26,8 @@ import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from itertools import repeat
+from functools import cached_property
+from itertools import accumulate
 from pathlib import Path
 
 import numpy as np
@@ -78,13 +79,9 @@ def piece_terms(sentences: Sequence[str], extract: Callable[[str], Counter[str]]
 
 TERM_KINDS = (("word", word_terms), ("char", char_terms))
 
-Found = tuple[np.ndarray, np.ndarray]
-"""Known terms of a text: their rows (repeated as they occur) and their counts."""
-
-
-def _found(rows: np.ndarray) -> Found:
-    """Each known term once per occurrence (`scores` sums the repeats of a piece)."""
-    return rows, np.ones(len(rows))
+Found = np.ndarray
+"""Known terms of a text: their rows, once per occurrence (`Table.scores` counts the repeats
+of a piece)."""
 
 
 @dataclass(frozen=True)
@@ -103,10 +100,10 @@ class Terms:
 
     def word_rows(self, text: str) -> Found:
         words = _words(text)
-        terms = [*words, *map(" ".join, zip(words, words[1:], strict=False))]
-        # the lookups in C (map(dict.get)), not a Python loop: most of the model's cost
-        rows = np.fromiter(map(self.rows.get, terms, repeat(-1)), dtype=np.intp, count=len(terms))
-        return _found(rows[rows >= 0])
+        known = self.rows.get
+        bigrams = map(" ".join, zip(words, words[1:], strict=False))
+        # the known ones only, then one conversion (fewer numpy calls than a mask afterwards)
+        return np.array([r for t in (*words, *bigrams) if (r := known(t)) is not None], np.intp)
 
     def char_rows(self, text: str) -> Found:
         known, cache = self.rows, self._token_rows
@@ -119,28 +116,7 @@ class Terms:
                 rows = [row for g in token_grams(token) if (row := known.get(g)) is not None]
                 cache[token] = rows
             found += rows
-        return _found(np.array(found, dtype=np.intp))
-
-    def scores(self, pieces: Sequence[Sequence[Found]]) -> np.ndarray:
-        """Each piece's tf-idf vector (L2-normalised) times the weights, one row per piece
-        (zeros for a piece with no known term). A piece: the known terms of each of its
-        sentences, summed. All pieces in a few numpy calls: the verdict scores every sentence
-        and every two in a row of a reply."""
-        parts = [(p, rows, counts) for p, piece in enumerate(pieces) for rows, counts in piece]
-        out = np.zeros((len(pieces), self.weights.shape[1]))
-        if not parts:
-            return out
-        size = len(self.idf)
-        keys = np.concatenate([rows + p * size for p, rows, _ in parts])
-        keys, inverse = np.unique(keys, return_inverse=True)
-        counts = np.bincount(inverse, weights=np.concatenate([c for _, _, c in parts]))
-        piece, rows = np.divmod(keys, size)
-        values = self.idf[rows] * (1.0 + np.log(counts))
-        norms = np.sqrt(np.bincount(piece, weights=values * values, minlength=len(pieces)))
-        contributions = (values / norms[piece])[:, None] * self.weights[rows]
-        starts = np.flatnonzero(np.diff(piece, prepend=-1))  # `piece` is sorted
-        out[piece[starts]] = np.add.reduceat(contributions, starts, axis=0)
-        return out
+        return np.array(found, dtype=np.intp)
 
 
 @dataclass(frozen=True)
@@ -149,6 +125,55 @@ class Sentence:
 
     word: Found
     char: Found
+
+
+@dataclass(frozen=True)
+class Table:
+    """Every kind's terms in one table (each kind's rows after the previous kind's), so that
+    all pieces of a reply, of both kinds, are scored in one pass of a few numpy calls."""
+
+    idf: np.ndarray
+    weights: np.ndarray
+    firsts: tuple[int, ...]
+    """Each kind's first row in the table, in the order of `TERM_KINDS`."""
+    bits: int
+    """A key is (group << bits) | row: shifts and masks, not divisions, split it again."""
+
+    @classmethod
+    def of(cls, terms: dict[str, Terms]) -> Table:
+        kinds = [terms[kind] for kind, _ in TERM_KINDS]
+        firsts = tuple(accumulate((len(t.idf) for t in kinds[:-1]), initial=0))
+        idf = np.concatenate([t.idf for t in kinds])
+        weights = np.concatenate([t.weights for t in kinds])
+        return cls(idf, weights, firsts, max(1, len(idf)).bit_length())
+
+    def scores(self, pieces: Sequence[Sequence[Sentence]]) -> np.ndarray:
+        """Per kind of term, each piece's tf-idf vector (L2-normalised) times the weights:
+        shape (kinds, pieces, classes), zeros for a piece with no known term of a kind. A
+        piece: the known terms of each of its sentences, summed. Each occurrence is keyed by
+        its group (kind, piece) and row, and one sort counts them."""
+        groups = len(TERM_KINDS) * len(pieces)
+        out = np.zeros((groups, self.weights.shape[1]))
+        found: list[Found] = []
+        bases: list[int] = []
+        sizes: list[int] = []
+        for (kind, _), first in zip(TERM_KINDS, self.firsts, strict=True):
+            for piece in pieces:
+                rows = [getattr(sentence, kind) for sentence in piece]
+                found += rows
+                bases.append((len(bases) << self.bits) + first)
+                sizes.append(sum(map(len, rows)))
+        if sum(sizes):
+            keys = np.concatenate(found) + np.repeat(bases, sizes)
+            keys, counts = np.unique(keys, return_counts=True)
+            group, rows = keys >> self.bits, keys & ((1 << self.bits) - 1)
+            values = self.idf[rows] * (1.0 + np.log(counts))
+            norms = np.sqrt(np.bincount(group, weights=values * values, minlength=groups))
+            weights = self.weights.take(rows, axis=0)  # `take`: a row gather, faster than [rows]
+            contributions = (values / norms[group])[:, None] * weights
+            starts = np.flatnonzero(np.diff(group, prepend=-1))  # `group` is sorted
+            out[group[starts]] = np.add.reduceat(contributions, starts, axis=0)
+        return out.reshape(len(TERM_KINDS), len(pieces), -1)
 
 
 @dataclass(frozen=True)
@@ -183,6 +208,11 @@ class SafetyModel:
         empty = {kind: Terms.of({}, 1) for kind, _ in TERM_KINDS}
         return cls((SAFE,), np.zeros(1), empty, 0.0, 2.0)
 
+    @cached_property
+    def table(self) -> Table:
+        """The terms of every kind in one table, built on first use."""
+        return Table.of(self.terms)
+
     def sentence(self, text: str) -> Sentence:
         return Sentence(self.terms["word"].word_rows(text), self.terms["char"].char_rows(text))
 
@@ -190,8 +220,8 @@ class SafetyModel:
         """Each class's probability (softmax of the linear scores, in the order of `classes`)
         for each piece made of sentences: one row per piece."""
         scores = np.tile(self.intercepts, (len(pieces), 1))
-        for kind, _ in TERM_KINDS:
-            scores += self.terms[kind].scores([[getattr(s, kind) for s in p] for p in pieces])
+        for kind_scores in self.table.scores(pieces):  # in the order of TERM_KINDS
+            scores += kind_scores
         exps = np.exp(scores - scores.max(axis=1, keepdims=True))
         return exps / exps.sum(axis=1, keepdims=True)
 

@@ -20,6 +20,7 @@ The cue words come from the rules' word classes (data/support_safety_rules.json)
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Iterator
 from functools import lru_cache
 
@@ -29,6 +30,8 @@ from .templates import Grammar
 
 _EMAIL = re.compile(r"[\w.+-]+@([\w-]+(?:\.[\w-]+)+)")
 _SENTENCE_MARKS = (". ", "! ", "? ", "; ", "\n")
+_SENTENCE_MARK = re.compile(r"[.!?;] |\n")
+"""The marks of `_SENTENCE_MARKS`, all found in one pass (no two of them can overlap)."""
 _ABBREVIATION = re.compile(r"\b(Inc|Corp|Ltd|Co|Dr|Mr|Mrs|Ms|St|Bros|Jr|Sr)\.(?= )")
 # a name never starts with a capitalised determiner: in "Our Growth plan" the name is "Growth"
 _NAME = re.compile(
@@ -120,6 +123,14 @@ _TENANT_CALLED = re.compile(
     r"\s*,?\s+(?:called|named)\s+[\"'\u2018\u201c]?$",
     re.IGNORECASE,
 )
+
+
+def _ends_called(before: str) -> bool:
+    """`before` ends as a match of `_TENANT_CALLED` must: "called" or "named", then space and
+    at most a quote."""
+    return before.rstrip().rstrip("\"'\u2018\u201c").rstrip().lower().endswith(("called", "named"))
+
+
 _YOURS_BEFORE = re.compile(
     r"\b(?:you|your|yours|create|make|add|set\s+up|open|start|rename)\b", re.IGNORECASE
 )
@@ -443,9 +454,12 @@ class NamedOthers:
     def _named(self, response: str, ticket_text: str) -> Iterator[str]:
         known = _without_third_parties(ticket_text).lower()
         response = _ABBREVIATION.sub(r"\1 ", response)  # "Initech Inc. is ...": not a sentence end
+        marks = [(mark.end(), mark.start()) for mark in _SENTENCE_MARK.finditer(response)]
         for match in _NAME.finditer(response):
             name = match.group(0)
-            start = max(response.rfind(mark, 0, match.start()) for mark in _SENTENCE_MARKS) + 1
+            # the sentence starts after the last mark that ends before the name
+            last = bisect_right(marks, (match.start(), match.start()))
+            start = marks[last - 1][1] + 1 if last else 0
             before = response[start : match.start()]
             introduced = self._introduced_tenant(name, before, known)
             if not introduced and not self._foreign(name, known):
@@ -463,6 +477,8 @@ class NamedOthers:
         "you" or "your" before it, no "create a workspace called"), and not the name the ticket
         gives: a company's name counts even when the ticket shares a word of it ("Velora
         Studio" writes; "Velora Inc" holds the domain)."""
+        if not _ends_called(before):
+            return False  # no "called" or "named" just before the name: no search needed
         intro = _TENANT_CALLED.search(before)
         if intro is None or _YOURS_BEFORE.search(before, 0, intro.start()):
             return False

@@ -39,6 +39,7 @@ import re
 import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 from ..... import DATA_DIR
@@ -70,13 +71,40 @@ PROMISES = RULE_NAMES.index("unauthorised_promise")
 _TO_US = (("us",), ("me",))
 
 
+@dataclass(frozen=True, slots=True)
+class Tried:
+    """A frame as `frame_findings` tries it: with its rule and the rule's number, and its
+    required elements other than the rarest (the one it was found through)."""
+
+    rule_number: int
+    rule: UnsafeRule
+    frame: Frame
+    others: tuple[frozenset[str], ...]
+
+
+def _tried(
+    rules: tuple[UnsafeRule, ...],
+) -> tuple[tuple[Tried, ...], Mapping[str, tuple[int, ...]]]:
+    """Every frame as tried, in rule then frame order, and each word -> the numbers (in that
+    order) of the frames whose rarest required element can start with it."""
+    pairs = [(r, f) for r, rule in enumerate(rules) for f in range(len(rule.frames))]
+    number = {pair: i for i, pair in enumerate(pairs)}
+    tried = tuple(
+        Tried(r, rules[r], rules[r].frames[f], rules[r].frames[f].needs[1:]) for r, f in pairs
+    )
+    by_word = {word: tuple(number[p] for p in found) for word, found in index_frames(rules).items()}
+    return tried, MappingProxyType(by_word)
+
+
 @dataclass(frozen=True)
 class CompiledRules:
     """The rules compiled, with the word classes the frames' checks read."""
 
     grammar: Grammar
     rules: tuple[UnsafeRule, ...]
-    frames_by_word: Mapping[str, tuple[tuple[int, int], ...]]
+    tried: tuple[Tried, ...]
+    frames_by_word: Mapping[str, tuple[int, ...]]
+    """Each word -> the numbers in `tried` of the frames found through it."""
     determiners: frozenset[str]
     adverbs: frozenset[str]
     auxiliaries: frozenset[str]
@@ -98,10 +126,12 @@ class CompiledRules:
         if names != RULE_NAMES:
             raise ValueError(f"the compiled rules {names} are not the rules named {RULE_NAMES}")
         adverbs = grammar.words("ADV")
+        tried, frames_by_word = _tried(rules)
         return cls(
             grammar=grammar,
             rules=rules,
-            frames_by_word=index_frames(rules),
+            tried=tried,
+            frames_by_word=frames_by_word,
             determiners=grammar.words("DET"),
             adverbs=adverbs,
             auxiliaries=grammar.words("AUX") | adverbs,
@@ -301,11 +331,6 @@ def _sentence_matches(frame: Frame, reply: Reply, sentence: int) -> Iterator[re.
                 yield match
 
 
-def _all_present(needs: tuple[frozenset[str], ...], words: frozenset[str]) -> bool:
-    """Each required element has a word in the sentence (the first one is known to)."""
-    return not any(map(words.isdisjoint, needs[1:]))  # map: no generator frame per frame tried
-
-
 def _holding_span(
     rule: UnsafeRule, frame: Frame, reply: Reply, sentence: int, ours: frozenset[int]
 ) -> tuple[int, int] | None:
@@ -359,20 +384,21 @@ def frame_findings(reply: Reply) -> list[Finding]:
     out: list[Finding] = []
     ours = our_pronouns_in(reply) if not THEY.isdisjoint(reply.vocabulary) else frozenset()
     for sentence, words in enumerate(reply.sentence_vocabularies):
-        candidates = {pair for word in words for pair in rules.frames_by_word.get(word, ())}
+        numbers = {number for word in words for number in rules.frames_by_word.get(word, ())}
+        question = reply.questions[sentence]
         found: dict[int, bool] = {}
-        for rule_number, frame_number in sorted(candidates):
-            if found.get(rule_number):
-                continue
-            rule = rules.rules[rule_number]
-            frame = rule.frames[frame_number]
-            if (frame.question and not reply.questions[sentence]) or not _all_present(
-                frame.needs, words
+        for tried in map(rules.tried.__getitem__, sorted(numbers)):
+            frame = tried.frame
+            if (
+                found.get(tried.rule_number)
+                or (frame.question and not question)
+                or any(map(words.isdisjoint, tried.others))  # each element has a word here
             ):
                 continue
-            span = _holding_span(rule, frame, reply, sentence, ours)
+            span = _holding_span(tried.rule, frame, reply, sentence, ours)
             if span is not None:
-                found[rule_number] = rules.clear.is_clear(rule, frame, reply, sentence, span)
+                clear = rules.clear.is_clear(tried.rule, frame, reply, sentence, span)
+                found[tried.rule_number] = clear
         out += [Finding(number, sentence, clear) for number, clear in sorted(found.items())]
     return out
 

@@ -86,6 +86,7 @@ class Grammar:
         self._override = {raw: token for token, raws in overrides.items() for raw in raws}
         self._regex: dict[str, str] = {}
         self._stems: dict[str, str] = {}
+        self._pasts: set[str] = set()  # the words of `_stems` that are regular past forms
         self._verb_group = self.words(verb_group)
         self._breakers = self.words(phrase_breakers) | {CLAUSE, END}
         self._subject_breakers = (
@@ -117,12 +118,20 @@ class Grammar:
         token = self._stems.get(word)
         if token is None:
             token = "_".join(self._override.get(part) or stem(part) for part in word.split("_"))
+            if word.endswith("ed") and not token.endswith("ed"):
+                self._pasts.add(word)
             self._stems[word] = token
         return token
 
     def stems(self, words: Iterable[str]) -> list[str]:
         known = self._stems.get
         return [known(w) or self.stem(w) for w in words]
+
+    def past_forms(self, words: list[str]) -> list[bool]:
+        """Per word (each stemmed already), whether it is a regular past form: its token lost
+        the "-ed" ("pasted", "shared"); [] when none is (the common case, in one set test)."""
+        pasts = self._pasts
+        return [] if pasts.isdisjoint(words) else [w in pasts for w in words]
 
     def merged(self, tokens: list[str]) -> list[str]:
         """`tokens` with each merged term (longest at each start) joined into one token."""
