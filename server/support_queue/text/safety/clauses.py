@@ -200,6 +200,7 @@ def _signature_end(grammar: Grammar) -> tuple[re.Pattern[str], re.Pattern[str]]:
 
 def read(text: str, grammar: Grammar) -> Reply:
     """Tokenise a reply with the grammar's stems and merged terms."""
+    grammar.forget_when_full()
     signature, tail = _signature_end(grammar)
     if tail.search(text):
         text = signature.sub("\\1\n", text)

@@ -71,6 +71,9 @@ class Grammar:
     `overrides` maps a token to the raw words that become it instead of their stem
     (words whose stem collides with another word's: "paste" and "past")."""
 
+    STEM_MEMORY = 50_000
+    """Stems remembered at most (forgotten all at once past it, between replies)."""
+
     def __init__(
         self,
         classes: Mapping[str, Sequence[str]],
@@ -112,6 +115,16 @@ class Grammar:
             token: re.compile("|".join(sorted(alternatives, key=len, reverse=True)))
             for token, alternatives in by_start.items()
         }
+
+    def forget_when_full(self) -> None:
+        """Forget the remembered stems (and their past forms) once there are more than
+        `STEM_MEMORY` of them: every word a reply brings is remembered, so without this
+        replies of made-up words would grow the process's memory without end. Called between
+        replies (clauses.py `read`), never inside one, so a reply's stems and past forms always
+        come from one memory."""
+        if len(self._stems) > self.STEM_MEMORY:
+            self._stems.clear()
+            self._pasts.clear()
 
     def stem(self, word: str) -> str:
         """The token of one raw word (parts of a merged `a_b` name stemmed one by one)."""

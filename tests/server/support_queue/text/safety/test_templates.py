@@ -108,3 +108,18 @@ def test_an_unknown_class_is_refused() -> None:
 def test_every_rule_class_compiles_and_every_referenced_class_exists() -> None:
     for name in RULES_GRAMMAR.classes:
         assert RULES_GRAMMAR.class_regex(name)
+
+
+def test_the_remembered_stems_stay_bounded_and_forgetting_changes_no_reading(monkeypatch) -> None:
+    """Replies of made-up words cannot grow the stem memory past its bound (plus one reply's
+    words), and a reply read after the memory was forgotten reads as before, past forms too."""
+    grammar = RULES_GRAMMAR
+    monkeypatch.setattr(Grammar, "STEM_MEMORY", 100)
+    reply = "You pasted the key we shared. Then I reset it and you signed in."
+    first = read(reply, grammar)
+    for batch in range(40):
+        read(" ".join(f"zq{batch}x{i}ed" for i in range(30)), grammar)
+        assert len(grammar._stems) <= 100 + 30
+    again = read(reply, grammar)
+    assert (again.tokens, again.pasts) == (first.tokens, first.pasts)
+    assert first.pasts  # "pasted", "shared", "signed" are read as past forms
