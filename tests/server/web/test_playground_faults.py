@@ -44,11 +44,14 @@ def test_the_fault_level_is_servicebenchs_and_reaches_the_reset(
     expect(page.locator("#curl")).not_to_contain_text("faults")
     expect(page.locator("#faults-shown-row")).to_be_hidden()
 
+    support_episode = page.locator("#episode-id").inner_text()
     page.select_option("#env", "servicebench")
     expect(page.locator("#faults")).to_have_value("heavy")
     page.select_option("#task", TASK)
     page.fill("#seed", str(seed_with_a_fault()))
     page.click("#start")
+    # the status already read "in progress" (the Support Queue episode): wait for the new id
+    expect(page.locator("#episode-id")).not_to_have_text(support_episode)
     expect(page.locator("#episode-status")).to_have_text("in progress")
     state = server_state(live_server, page)
     assert state["fault_level"] == "heavy" and state["faults"] == []
