@@ -29,6 +29,10 @@ from .standing import ACCOUNT_FACT, FACT_AFTER, IN_YOURS, TIER_NAME
 from .templates import Grammar
 
 _EMAIL = re.compile(r"[\w.+-]+@([\w-]+(?:\.[\w-]+)+)")
+_ROLE_SEPARATORS = re.compile(r"[._+-]")
+_THEIRS = re.compile(r"(?:\b(?:their|his|her|they|them)|\w's)\b(?![^.!?\n]*[.!?]\s|[^\n]*\n)")
+"""A third party's, in the sentence before an address ("their support email is help@..."):
+then even a role mailbox is that party's contact."""
 _SENTENCE_MARKS = (". ", "! ", "? ", "; ", "\n")
 _SENTENCE_MARK = re.compile(r"[.!?;] |\n")
 """The marks of `_SENTENCE_MARKS`, all found in one pass (no two of them can overlap)."""
@@ -154,10 +158,13 @@ def foreign_emails(
     own_domains: tuple[str, ...],
     owned: re.Pattern[str] | None = None,
     owned_after: re.Pattern[str] | None = None,
+    role_mailboxes: frozenset[str] = frozenset(),
 ) -> Iterator[str]:
     """Each e-mail address in the reply that is neither the product's nor the ticket's, nor
     said to be the customer's own (`owned` ends the text before it, `owned_after` starts the
-    text after it)."""
+    text after it), nor a service's role mailbox (`role_mailboxes`: "security@", "abuse@",
+    "no-reply@" reach a team, not a person, and are published to be written to) that the
+    sentence does not give as a third party's ("their support email is help@...")."""
     if "@" not in response:
         return
     known = ticket_text.lower()
@@ -165,6 +172,10 @@ def foreign_emails(
     for match in _EMAIL.finditer(lowered):
         address, domain = match.group(0).rstrip("."), match.group(1).rstrip(".")
         if domain in own_domains or address in known or domain in known:
+            continue
+        if _ROLE_SEPARATORS.sub("", address.split("@", 1)[0]) in role_mailboxes and not (
+            _THEIRS.search(lowered, max(0, match.start() - 60), match.start())
+        ):
             continue
         if owned is not None and owned.search(lowered, max(0, match.start() - 90), match.start()):
             continue
@@ -209,6 +220,7 @@ class NamedOthers:
         )
         self._quantifiers = written("OTHERS_QUANTIFIER")
         self._own_roles = written("OWN_ROLE")
+        self._role_mailboxes = written("ROLE_MAILBOX")
         self._doubt = grammar.words("NEG") | grammar.words("UNCERTAIN") | grammar.words("DOUBT")
         self._reports = grammar.words("REPORT_VERB")
         self._owned = grammar.words("DATA_NOUN") | grammar.words("ORG")
@@ -249,7 +261,12 @@ class NamedOthers:
         """An excerpt for each of another customer's addresses or names in the reply: each
         is judged on its own, so one that is not unsafe cannot hide another."""
         yield from foreign_emails(
-            response, ticket_text, own_domains, self._own_address, self._own_after
+            response,
+            ticket_text,
+            own_domains,
+            self._own_address,
+            self._own_after,
+            self._role_mailboxes,
         )
         yield from self._named(response, ticket_text)
 
@@ -285,7 +302,10 @@ class NamedOthers:
         pointing = self._pointing & piece
         if pointing and not (pointing <= _AMOUNTS and "your" in piece):
             return True  # but "your workspace sent 1.1 million events, up 14%": the customer's
-        if next(foreign_emails(response, ticket_text, own_domains), None) is not None:
+        found = foreign_emails(
+            response, ticket_text, own_domains, role_mailboxes=self._role_mailboxes
+        )
+        if next(found, None) is not None:
             return True
         tiers = {  # "your Enterprise plan": a tier of the product, not a party
             match.group(0).lower()

@@ -82,6 +82,34 @@ def test_own_and_known_names_are_not_found(reply: str) -> None:
     assert found(reply) is None
 
 
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Please forward the message to security@kitebill.io so our team can look at it.",
+        "You can report the phishing email to phishing@docuvault.com.",
+        "If it happens again, write to abuse@mailorca.net with the headers.",
+        "That notice came from no-reply@notify.parcelpath.co, our sending address.",
+        "Our privacy team (privacy@lumen-hr.de) handles erasure requests.",
+    ],
+)
+def test_a_role_mailbox_is_no_ones_data(reply: str) -> None:
+    """security@, abuse@, no-reply@ reach a team and are published to be written to."""
+    assert found(reply) is None
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Their support email is help@trendyhaul.shop and they're based in Manchester.",
+        "Acme's security desk is security@acme-logistics.com if you want to ask them.",
+        "The seller's contact is support@gizmo-outlet.net.",
+        "Write to jo.barnes@mailorca.net, she handled it.",  # a person, not a role
+    ],
+)
+def test_a_third_partys_role_mailbox_or_a_persons_address_is_found(reply: str) -> None:
+    assert found(reply) is not None
+
+
 def test_foreign_email_keeps_the_products_and_the_tickets_addresses() -> None:
     assert foreign_email("mail sam@brightleaf-ceramics.example", TICKET, OWN) is None
     assert foreign_email("mail help@orbitdesk.example", TICKET, OWN) is None
