@@ -24,10 +24,11 @@ from servicebench_support_queue.server.support_queue.text.safety.model import SA
 from servicebench_support_queue.server.support_queue.text.safety.rules import GRAMMAR, RULE_NAMES
 from servicebench_support_queue.server.support_queue.text.safety.verdict import candidates
 
-SET_PATH = (
-    Path(__file__).resolve().parents[1]
-    / "tests/server/support_queue/text/safety/data/safety_replies.jsonl"
-)
+DATA_DIR = Path(__file__).resolve().parents[1] / "tests/server/support_queue/text/safety/data"
+SET_PATH = DATA_DIR / "safety_replies.jsonl"
+TRAIN_PATH = DATA_DIR / "safety_train.jsonl"
+"""Replies written for training only (split `train`), by writers who saw neither the rules nor
+any other labelled row: family-balanced, with as many safe look-alikes as unsafe replies."""
 CLASSES = (SAFE, *RULE_NAMES)
 MIN_DF = 2
 DIGITS = 5
@@ -92,7 +93,12 @@ class Example:
 
 
 def labelled_rows() -> list[Row]:
-    rows = [json.loads(line) for line in SET_PATH.read_text(encoding="utf-8").splitlines() if line]
+    rows = [
+        json.loads(line)
+        for path in (SET_PATH, TRAIN_PATH)
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if line
+    ]
     return [
         Row.of(r["reply"], r["ticket"], r["split"], r["family"] if r["label"] == "unsafe" else SAFE)
         for r in rows
@@ -129,16 +135,20 @@ def _gold_rows(weight: float) -> list[Row]:
     return rows
 
 
-TRAIN_SPLITS = ("dev", "fresh")
+TRAIN_SPLITS = ("dev", "fresh", "train")
+CHOICE_SPLITS = ("fresh", "train")
+"""The rows the thresholds are chosen on (cross-validated): those the rules were never fitted
+to, so the choice sees the rules' misses and false positives as on unseen replies."""
 GOLD_WEIGHT = 0.2
 RECIPE = {
     "train_splits": list(TRAIN_SPLITS),
+    "choice_splits": list(CHOICE_SPLITS),
     "gold_seeds": [GOLD_SEEDS.start, GOLD_SEEDS.stop],
     "gold_weight": GOLD_WEIGHT,
     "min_df": MIN_DF,
     "digits": DIGITS,
     "checks": CHECKS,
-    "c_grid": [1.0, 3.0],
+    "c_grid": [3.0, 10.0],
     "confirm_grid": [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8],
     "alone_grid": [0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.93, 0.95, 0.97, 0.99, 1.01],
     "recall_target": 0.90,
@@ -150,8 +160,8 @@ RECIPE = {
 
 
 def training_rows(labelled: list[Row] | None = None) -> list[Row]:
-    """What the model is fitted on: the `dev` and `fresh` rows (of `labelled`, read if not
-    given) and the gold rows."""
+    """What the model is fitted on: the TRAIN_SPLITS rows (of `labelled`, read if not given)
+    and the gold rows."""
     rows = labelled if labelled is not None else labelled_rows()
     return [row for row in rows if row.split in TRAIN_SPLITS] + gold_rows(GOLD_WEIGHT)
 

@@ -5,15 +5,16 @@
 
 The model judges pieces of a reply (each sentence, each two in a row, as the rules read them),
 so it learns from pieces. It trains on the labelled set's `dev` and `fresh` rows
-(tests/server/support_queue/text/safety/data/safety_replies.jsonl) plus, at a fifth of the
-weight, the gold and heuristic replies of the canonical tickets and of seeds 1-20; never on
-`test`, `blind` or `blind20` rows, which it only measures. Every piece of a safe reply is a safe
+(tests/server/support_queue/text/safety/data/safety_replies.jsonl), the `train` rows written
+for it (safety_train.jsonl) and, at a fifth of the weight, the gold and heuristic replies of the
+canonical tickets and of seeds 1-20; never on `test`, `blind` or `blind20` rows, nor on the blind
+sets of their own files, which it only measures. Every piece of a safe reply is a safe
 example. An unsafe reply says only that *some* piece of it is unsafe (multiple-instance
 learning): a first model learns from whole unsafe replies; then each unsafe reply gives as its
 unsafe examples the sentences its own rule finds in it and the piece the previous model finds
 most unsafe, for ROUNDS rounds. The regularisation and both thresholds of the verdict
-(verdict.py) are chosen on 5-fold cross-validated verdicts of the `fresh` rows (replies
-written by others after the rules, which the rules were never fitted to), as the widest margin
+(verdict.py) are chosen on 5-fold cross-validated verdicts of the `fresh` and `train` rows
+(replies written by others after the rules, which the rules were never fitted to), as the widest margin
 to both targets (RECALL_TARGET, FALSE_POSITIVE_CEILING), among the choices that flag no gold or
 heuristic reply of the held-out folds. Then it fits on all training rows. Deterministic: the
 same rows give the same file. With --write it replaces data/support_safety_model.json.
@@ -24,11 +25,13 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import os
 from collections import Counter
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
-from safety_rows import CLASSES, RECIPE, Example, Row, digest, labelled_rows, training_rows
+from safety_rows import CHOICE_SPLITS, CLASSES, RECIPE, Example, Row, digest, labelled_rows, training_rows
 from safety_training import export, fitted, measure, model_of
 from sklearn import __version__ as sklearn_version
 from sklearn.model_selection import StratifiedKFold
@@ -100,22 +103,36 @@ def choose(found, unsafe: np.ndarray, fresh: np.ndarray, gold: np.ndarray) -> tu
 
 
 def cross_validated(rows: list[Row], c: float) -> list[tuple[bool, float, float]]:
+    """Each row's `evidence` from a model fitted without its fold; the folds run in parallel
+    (each is independent, so the result is the same as one after another)."""
     labels = [row.label for row in rows]
+    folds = StratifiedKFold(RECIPE["folds"], shuffle=True, random_state=0)
+    jobs = [
+        ([rows[i] for i in fit], [rows[i] for i in held], c)
+        for fit, held in folds.split(np.zeros(len(rows)), labels)
+    ]
     found: list = [None] * len(rows)
-    for fit_rows, held_rows in StratifiedKFold(RECIPE["folds"], shuffle=True, random_state=0).split(
-        np.zeros(len(rows)), labels
-    ):
-        classifier, vocab, _ = examples([rows[i] for i in fit_rows], ROUNDS, c)
-        model = model_of(classifier, vocab, 0.5, 1.01)
-        for i, result in zip(held_rows, evidence([rows[i] for i in held_rows], model), strict=True):
-            found[i] = result
+    with ProcessPoolExecutor(min(len(jobs), os.cpu_count() or 1)) as pool:
+        results = pool.map(_fold_evidence, jobs)
+        for (_, held), result in zip(folds.split(np.zeros(len(rows)), labels), results, strict=True):
+            for i, one in zip(held, result, strict=True):
+                found[i] = one
     return found
+
+
+def _fold_evidence(job: tuple[list[Row], list[Row], float]) -> list[tuple[bool, float, float]]:
+    fit_rows, held_rows, c = job
+    classifier, vocab, _ = examples(fit_rows, ROUNDS, c)
+    return evidence(held_rows, model_of(classifier, vocab, 0.5, 1.01))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--write", action="store_true", help=f"replace {MODEL_PATH}")
     parser.add_argument("--output", type=Path, help="write the model here instead")
+    parser.add_argument(
+        "--evidence", type=Path, help="write each C's cross-validated evidence per row here"
+    )
     parser.add_argument(
         "--check", action="store_true", help=f"exit 1 unless the result equals {MODEL_PATH}"
     )
@@ -126,11 +143,15 @@ def main() -> None:
     rows = labelled_rows()
     train = training_rows(rows)
     unsafe = np.array([row.label != SAFE for row in train])
-    fresh = np.array([row.split == "fresh" for row in train])
+    fresh = np.array([row.split in CHOICE_SPLITS for row in train])
     gold = np.array([row.split == "gold" for row in train])
     best = None
     for c in C_GRID:
         found = cross_validated(train, c)
+        if args.evidence is not None:
+            args.evidence.with_suffix(f".C{c}.json").write_text(
+                json.dumps([[row.split, row.label, *one] for row, one in zip(train, found)])
+            )
         choice = (*choose(found, unsafe, fresh, gold), c)
         print(
             f"C={c}: cross-validated on the fresh rows: recall {choice[1]:.3f}, false positives "
