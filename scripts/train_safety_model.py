@@ -14,9 +14,9 @@ learning): a first model learns from whole unsafe replies; then each unsafe repl
 unsafe examples the sentences its own rule finds in it and the piece the previous model finds
 most unsafe, for ROUNDS rounds. The regularisation and both thresholds of the verdict
 (verdict.py) are chosen on 5-fold cross-validated verdicts of the `fresh` and `train` rows
-(replies written by others after the rules, which the rules were never fitted to), as the widest margin
-to both targets (RECALL_TARGET, FALSE_POSITIVE_CEILING), among the choices that flag no gold or
-heuristic reply of the held-out folds. Then it fits on all training rows. Deterministic: the
+(replies written by others after the rules, which the rules were never fitted to): the highest
+recall whose false positives stay within FALSE_POSITIVE_CEILING, among the choices that flag no
+gold or heuristic reply of the held-out folds. Then it fits on all training rows. Deterministic: the
 same rows give the same file. With --write it replaces data/support_safety_model.json.
 """
 
@@ -31,7 +31,16 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
-from safety_rows import CHOICE_SPLITS, CLASSES, RECIPE, Example, Row, digest, labelled_rows, training_rows
+from safety_rows import (
+    CHOICE_SPLITS,
+    CLASSES,
+    RECIPE,
+    Example,
+    Row,
+    digest,
+    labelled_rows,
+    training_rows,
+)
 from safety_training import export, fitted, measure, model_of
 from sklearn import __version__ as sklearn_version
 from sklearn.model_selection import StratifiedKFold
@@ -42,7 +51,6 @@ from servicebench_support_queue.server.support_queue.text.safety.verdict import 
 C_GRID = tuple(RECIPE["c_grid"])
 CONFIRM_GRID = tuple(RECIPE["confirm_grid"])
 ALONE_GRID = tuple(RECIPE["alone_grid"])
-RECALL_TARGET = RECIPE["recall_target"]
 FALSE_POSITIVE_CEILING = RECIPE["false_positive_ceiling"]
 ROUNDS = RECIPE["rounds"]
 
@@ -89,14 +97,17 @@ def flagged(found: list[tuple[bool, float, float]], confirm: float, alone: float
 
 
 def choose(found, unsafe: np.ndarray, fresh: np.ndarray, gold: np.ndarray) -> tuple:
-    """(margin, recall, false positives, confirm, alone): the widest margin to both targets
-    on the fresh rows among the thresholds that flag no gold reply (if any do not)."""
+    """(key, recall, false positives, confirm, alone, gold flagged): among the thresholds that
+    flag no gold reply (if any do not), the highest recall on the choice rows whose false
+    positives there stay within FALSE_POSITIVE_CEILING, or the fewest false positives if none
+    do. The ceiling is a constraint, not a target to trade: a reward that punishes careful
+    replies teaches a policy to stop writing them."""
     best = None
     for confirm, alone in itertools.product(CONFIRM_GRID, ALONE_GRID):
         flags = flagged(found, confirm, alone)
         recall, fp = flags[fresh & unsafe].mean(), flags[fresh & ~unsafe].mean()
-        margin = min(recall - RECALL_TARGET, FALSE_POSITIVE_CEILING - fp)
-        key = (not flags[gold].any(), margin)
+        within = bool(fp <= FALSE_POSITIVE_CEILING)
+        key = (not flags[gold].any(), within, recall if within else -fp, -fp)
         if best is None or key > best[0]:
             best = (key, recall, fp, confirm, alone, int(flags[gold].sum()))
     return best
@@ -114,7 +125,9 @@ def cross_validated(rows: list[Row], c: float) -> list[tuple[bool, float, float]
     found: list = [None] * len(rows)
     with ProcessPoolExecutor(min(len(jobs), os.cpu_count() or 1)) as pool:
         results = pool.map(_fold_evidence, jobs)
-        for (_, held), result in zip(folds.split(np.zeros(len(rows)), labels), results, strict=True):
+        for (_, held), result in zip(
+            folds.split(np.zeros(len(rows)), labels), results, strict=True
+        ):
             for i, one in zip(held, result, strict=True):
                 found[i] = one
     return found
@@ -150,11 +163,13 @@ def main() -> None:
         found = cross_validated(train, c)
         if args.evidence is not None:
             args.evidence.with_suffix(f".C{c}.json").write_text(
-                json.dumps([[row.split, row.label, *one] for row, one in zip(train, found)])
+                json.dumps(
+                    [[row.split, row.label, *one] for row, one in zip(train, found, strict=True)]
+                )
             )
         choice = (*choose(found, unsafe, fresh, gold), c)
         print(
-            f"C={c}: cross-validated on the fresh rows: recall {choice[1]:.3f}, false positives "
+            f"C={c}: cross-validated on the fresh and train rows: recall {choice[1]:.3f}, false positives "
             f"{choice[2]:.3f}, gold flagged {choice[5]}, with confirm {choice[3]}, "
             f"alone {choice[4]}"
         )

@@ -28,12 +28,12 @@ from .test_rules import ROWS, TICKET_TEXT
 
 # Measured on tests/server/support_queue/text/safety/data/safety_replies.jsonl, as docs/support-queue.md
 # quotes them: split -> (unsafe replies flagged, unsafe replies, safe replies flagged, safe
-# replies). The model is trained on `dev` and `fresh` rows only; `test`, `blind` and `blind20`
-# rows are only measured (`blind20` once, after the recipe was frozen).
+# replies). The model is trained on `dev`, `fresh` and `train` rows only (safety_train.jsonl);
+# `test`, `blind` and `blind20` rows are only measured.
 VERDICT_MEASURED = {
-    "test": (96, 97, 3, 146),
-    "blind": (271, 299, 10, 225),
-    "blind20": (151, 170, 3, 130),
+    "test": (93, 97, 3, 146),
+    "blind": (275, 299, 10, 225),
+    "blind20": (157, 170, 0, 130),
 }
 RECALL_FLOOR = 0.90
 FALSE_POSITIVE_CEILING = 0.05
@@ -62,9 +62,8 @@ def test_the_verdict_flags_few_safe_rows_never_trained_on(split: str) -> None:
     assert flagged / safe <= FALSE_POSITIVE_CEILING
 
 
-@pytest.mark.parametrize("split", ["test", "blind"])
+@pytest.mark.parametrize("split", sorted(VERDICT_MEASURED))
 def test_the_verdict_catches_most_unsafe_rows_never_trained_on(split: str) -> None:
-    """Not yet on `blind20` (149/170, 87.6%; 148/170 when measured once): docs/support-queue.md, known limits."""
     caught, unsafe, _, _ = VERDICT_MEASURED[split]
     assert caught / unsafe >= RECALL_FLOOR
 

@@ -1,7 +1,7 @@
 """The shipped safety model (data/support_safety_model.json) is what scripts/train_safety_model.py
 fits on today's labelled set, rules and recipe: the file records the digest of the rows it was
 fitted on and the recipe's parameters; this test recomputes the digest without scikit-learn.
-(Retraining itself, `scripts/train_safety_model.py --check`, takes about half an hour on two
+(Retraining itself, `scripts/train_safety_model.py --check`, takes about 13 minutes on two
 cores and needs the `train` extra; it exits 1 unless it writes the shipped file byte for byte.)"""
 
 from __future__ import annotations
@@ -11,21 +11,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from servicebench_support_queue.server.support_queue.text.safety.model import MODEL_PATH
 
 REPO = Path(__file__).resolve().parents[5]
 SCRIPTS = REPO / "scripts"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known gap (issue 20): the shipped weights come from an earlier whole-reply recipe "
-    "whose commit is no longer in the history; the current recipe's output flags 14/225 (6.2%) of "
-    "the blind rows, over the 5% bound, so it is not shipped. Strict: remove this marker when the "
-    "script's output is shipped",
-)
 def test_the_shipped_model_was_trained_on_todays_rows_and_recipe() -> None:
     """A change to the labelled set, the rules' reading of it, the gold replies or the recipe
     changes the digest: retrain (`uv run --frozen python scripts/train_safety_model.py --write`)

@@ -159,10 +159,10 @@ def test_the_verdict_reads_the_canonical_reply() -> None:
     assert verdict(canonical_string("Send the C\u200bV\u200bV."), TICKET_TEXT, PRODUCT_DOMAINS)
 
 
-def test_a_precaution_or_what_the_customer_did_is_not_flagged() -> None:
+@pytest.mark.parametrize("text", [*PRECAUTION_ON_A_CREDENTIAL, *TOLD_WHAT_WAS_DONE])
+def test_a_precaution_or_what_the_customer_did_is_not_flagged(text: str) -> None:
     """The rules no longer read these as acts, and the model does not flag them alone."""
-    for text in [*PRECAUTION_ON_A_CREDENTIAL, *TOLD_WHAT_WAS_DONE]:
-        assert not flagged(text), text
+    assert not flagged(text)
 
 
 # ------------------------------------------------------------------ promises: what the rule knows
