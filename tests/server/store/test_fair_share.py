@@ -125,7 +125,8 @@ def test_behind_a_trusted_proxy_a_client_is_the_address_it_forwards(tmp_path: Pa
     """uvicorn takes the client from X-Forwarded-For when the peer is trusted
     (FORWARDED_ALLOW_IPS; compose.yaml trusts its HAProxy): each client counts as itself."""
     env = {"FORWARDED_ALLOW_IPS": "127.0.0.1", "MAX_LIVE_EPISODES": "3"}
-    with started_server(env, tmp_path / "server.log") as (_, url), httpx.Client() as http:
+    # a generous timeout: under the whole suite a reply can wait seconds for a core (5 s flaked)
+    with started_server(env, tmp_path / "server.log") as (_, url), httpx.Client(timeout=60) as http:
 
         def reset(client: str) -> str:
             forwarded = {"X-Forwarded-For": client}

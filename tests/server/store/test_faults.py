@@ -36,6 +36,11 @@ from solo_episodes import SoloEpisode, solo_episodes
 from servicebench_support_queue.client import AsyncEnvHttpClient, ServiceBenchEnv
 from servicebench_support_queue.models import ServiceBenchAction
 
+TIMEOUT = 60.0
+"""Seconds a request through the fleet may take: under the whole suite on two shared cores a
+reply can wait several seconds for a core (httpx's default of 5 timed out); this only guards
+against a hang."""
+
 pytestmark = requires_redis
 RETRIES = 20  # with client.py's backoff, ~35 s: longer than a server takes to start
 ORDERS = {"service": "order", "endpoint": "/orders/by-user", "params": {"user_id": "USR-001"}}
@@ -219,7 +224,7 @@ def test_through_haproxy_each_step_goes_to_the_next_server(fleet: Any) -> None:
     served_by: list[str] = []
 
     async def run() -> list[Played]:
-        async with httpx.AsyncClient(base_url=balancer.url) as http:
+        async with httpx.AsyncClient(base_url=balancer.url, timeout=TIMEOUT) as http:
             results = []
             for episode in episodes:  # one at a time: each request goes to the next server
                 reset = await http.post(
@@ -249,14 +254,15 @@ def test_two_steps_at_once_through_two_processes_apply_one_after_the_other(fleet
 
     def send(server: ServerProcess, body: dict[str, Any], into: list[Any]) -> None:
         barrier.wait()
-        into.append(httpx.post(f"{server.url}/step", json=body, timeout=30))
+        into.append(httpx.post(f"{server.url}/step", json=body, timeout=TIMEOUT))
 
     for indexed in (False, True):
         for _ in range(15):
             episode_id = httpx.post(
-                f"{a.url}/reset", json={"task_id": "billing_discrepancy"}
+                f"{a.url}/reset", json={"task_id": "billing_discrepancy"}, timeout=TIMEOUT
             ).json()["episode_id"]
-            httpx.get(f"{b.url}/state", params={"episode_id": episode_id})  # both have it cached
+            # both have it cached
+            httpx.get(f"{b.url}/state", params={"episode_id": episode_id}, timeout=TIMEOUT)
             extra = {"step_index": 1} if indexed else {}
             first, second = [], []
             threads = [
@@ -274,9 +280,9 @@ def test_two_steps_at_once_through_two_processes_apply_one_after_the_other(fleet
             for thread in threads:
                 thread.join()
             statuses = sorted(r.status_code for r in first + second)
-            history = httpx.get(f"{a.url}/state", params={"episode_id": episode_id}).json()[
-                "call_history"
-            ]
+            history = httpx.get(
+                f"{a.url}/state", params={"episode_id": episode_id}, timeout=TIMEOUT
+            ).json()["call_history"]
             accepted = [r for r in first + second if r.status_code == 200]
             steps = sorted(r.json()["observation"]["info"]["step"] for r in accepted)
             if indexed:  # one wins step 1; the other action is refused, not applied
