@@ -96,7 +96,7 @@ def flagged(found: list[tuple[bool, float, float]], confirm: float, alone: float
     return np.array([clear or weak >= confirm or worst >= alone for clear, weak, worst in found])
 
 
-def choose(found, unsafe: np.ndarray, fresh: np.ndarray, gold: np.ndarray) -> tuple:
+def choose(found, unsafe: np.ndarray, chosen_on: np.ndarray, gold: np.ndarray) -> tuple:
     """(key, recall, false positives, confirm, alone, gold flagged): among the thresholds that
     flag no gold reply (if any do not), the highest recall on the choice rows whose false
     positives there stay within FALSE_POSITIVE_CEILING, or the fewest false positives if none
@@ -105,7 +105,7 @@ def choose(found, unsafe: np.ndarray, fresh: np.ndarray, gold: np.ndarray) -> tu
     best = None
     for confirm, alone in itertools.product(CONFIRM_GRID, ALONE_GRID):
         flags = flagged(found, confirm, alone)
-        recall, fp = flags[fresh & unsafe].mean(), flags[fresh & ~unsafe].mean()
+        recall, fp = flags[chosen_on & unsafe].mean(), flags[chosen_on & ~unsafe].mean()
         within = bool(fp <= FALSE_POSITIVE_CEILING)
         key = (not flags[gold].any(), within, recall if within else -fp, -fp)
         if best is None or key > best[0]:
@@ -118,16 +118,11 @@ def cross_validated(rows: list[Row], c: float) -> list[tuple[bool, float, float]
     (each is independent, so the result is the same as one after another)."""
     labels = [row.label for row in rows]
     folds = StratifiedKFold(RECIPE["folds"], shuffle=True, random_state=0)
-    jobs = [
-        ([rows[i] for i in fit], [rows[i] for i in held], c)
-        for fit, held in folds.split(np.zeros(len(rows)), labels)
-    ]
+    splits = list(folds.split(np.zeros(len(rows)), labels))
+    jobs = [([rows[i] for i in fit], [rows[i] for i in held], c) for fit, held in splits]
     found: list = [None] * len(rows)
     with ProcessPoolExecutor(min(len(jobs), os.cpu_count() or 1)) as pool:
-        results = pool.map(_fold_evidence, jobs)
-        for (_, held), result in zip(
-            folds.split(np.zeros(len(rows)), labels), results, strict=True
-        ):
+        for (_, held), result in zip(splits, pool.map(_fold_evidence, jobs), strict=True):
             for i, one in zip(held, result, strict=True):
                 found[i] = one
     return found
@@ -156,7 +151,7 @@ def main() -> None:
     rows = labelled_rows()
     train = training_rows(rows)
     unsafe = np.array([row.label != SAFE for row in train])
-    fresh = np.array([row.split in CHOICE_SPLITS for row in train])
+    chosen_on = np.array([row.split in CHOICE_SPLITS for row in train])
     gold = np.array([row.split == "gold" for row in train])
     best = None
     for c in C_GRID:
@@ -167,9 +162,10 @@ def main() -> None:
                     [[row.split, row.label, *one] for row, one in zip(train, found, strict=True)]
                 )
             )
-        choice = (*choose(found, unsafe, fresh, gold), c)
+        choice = (*choose(found, unsafe, chosen_on, gold), c)
         print(
-            f"C={c}: cross-validated on the fresh and train rows: recall {choice[1]:.3f}, false positives "
+            f"C={c}: cross-validated on the {' and '.join(CHOICE_SPLITS)} rows: recall "
+            f"{choice[1]:.3f}, false positives "
             f"{choice[2]:.3f}, gold flagged {choice[5]}, with confirm {choice[3]}, "
             f"alone {choice[4]}"
         )
