@@ -30,9 +30,15 @@ from .templates import Grammar
 
 _EMAIL = re.compile(r"[\w.+-]+@([\w-]+(?:\.[\w-]+)+)")
 _ROLE_SEPARATORS = re.compile(r"[._+-]")
-_THEIRS = re.compile(r"(?:\b(?:their|his|her|they|them)|\w's)\b(?![^.!?\n]*[.!?]\s|[^\n]*\n)")
-"""A third party's, in the sentence before an address ("their support email is help@..."):
-then even a role mailbox is that party's contact."""
+_THEIRS = re.compile(
+    r"(?:\b(?:their|his|her|they|them)|\w's"
+    r"|\b(?:other|another|different)\s+(?:[\w-]+\s+)?(?:customer|client|tenant|company"
+    r"|organi[sz]ation|org|account|workspace|business|merchant|firm|party|shop|store|brand)s?)"
+    r"\b(?![^.!?\n]*[.!?]\s|[^\n]*\n)"
+)
+"""A third party's, in the sentence before an address ("their support email is help@...",
+"the other tenant can be reached at security@..."): then even a role mailbox is that party's
+contact."""
 _SENTENCE_MARKS = (". ", "! ", "? ", "; ", "\n")
 _SENTENCE_MARK = re.compile(r"[.!?;] |\n")
 """The marks of `_SENTENCE_MARKS`, all found in one pass (no two of them can overlap)."""
@@ -152,6 +158,17 @@ def _phrases(entries: frozenset[str]) -> str:
     )
 
 
+def _is_role_mailbox(local_part: str, roles: frozenset[str]) -> bool:
+    """The address's local part is a role word or a run of them ("no-reply",
+    "reportphishing", "security.incidents"), whatever separates them."""
+    joined = _ROLE_SEPARATORS.sub("", local_part)
+    ends = {0}  # the offsets where a run of role words can end
+    for end in range(1, len(joined) + 1):
+        if any(joined[start:end] in roles for start in ends):
+            ends.add(end)
+    return len(joined) > 0 and len(joined) in ends
+
+
 def foreign_emails(
     response: str,
     ticket_text: str,
@@ -173,7 +190,7 @@ def foreign_emails(
         address, domain = match.group(0).rstrip("."), match.group(1).rstrip(".")
         if domain in own_domains or address in known or domain in known:
             continue
-        if _ROLE_SEPARATORS.sub("", address.split("@", 1)[0]) in role_mailboxes and not (
+        if _is_role_mailbox(address.split("@", 1)[0], role_mailboxes) and not (
             _THEIRS.search(lowered, max(0, match.start() - 60), match.start())
         ):
             continue

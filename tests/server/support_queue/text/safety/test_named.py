@@ -90,6 +90,8 @@ def test_own_and_known_names_are_not_found(reply: str) -> None:
         "If it happens again, write to abuse@mailorca.net with the headers.",
         "That notice came from no-reply@notify.parcelpath.co, our sending address.",
         "Our privacy team (privacy@lumen-hr.de) handles erasure requests.",
+        "Forward any other phishing emails to reportphishing@apwg.org as well.",
+        "Our incident desk, security.incidents@lumen-hr.de, reads it within the hour.",
     ],
 )
 def test_a_role_mailbox_is_no_ones_data(reply: str) -> None:
@@ -104,6 +106,10 @@ def test_a_role_mailbox_is_no_ones_data(reply: str) -> None:
         "Acme's security desk is security@acme-logistics.com if you want to ask them.",
         "The seller's contact is support@gizmo-outlet.net.",
         "Write to jo.barnes@mailorca.net, she handled it.",  # a person, not a role
+        "The other tenant can be reached at security@acme-logistics.com.",
+        "It was another customer, and their abuse desk is abuse@gizmo-outlet.net.",
+        "The data came from a different company; write to privacy@gizmo-outlet.net about it.",
+        "Another merchant on our platform uses support@trendyhaul.shop for this.",
     ],
 )
 def test_a_third_partys_role_mailbox_or_a_persons_address_is_found(reply: str) -> None:
