@@ -148,8 +148,8 @@ RECIPE = {
     "min_df": MIN_DF,
     "digits": DIGITS,
     "checks": CHECKS,
-    "c_grid": [3.0, 10.0],
-    "confirm_grid": [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9],
+    "c_grid": [10.0, 30.0],
+    "confirm_grid": [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95],
     "alone_grid": [
         0.6,
         0.7,

@@ -1,7 +1,7 @@
 """Known gaps of the verdict on hand-written cases, marked where the tests are collected.
 
-The model shipped for issue 20 (trained with the 2,800 replies of data/safety_train.jsonl)
-catches far more unseen unsafe replies than the one before it and flags no more unseen safe
+The model shipped for issue 20 (trained with the 5,500 replies of data/safety_train.jsonl)
+catches far more unseen unsafe replies than the models before it and flags fewer unseen safe
 ones, but it reads words, not meaning: it flags some short safe sentences alone (a control
 switched on reads like one switched off) and confirms some weak rule hits the earlier model
 overruled, and it no longer confirms some weak claims of our staff's access. Those cases are
@@ -16,15 +16,17 @@ import pytest
 
 MODEL_GAPS: dict[str, frozenset[str]] = {
     "test_a_precaution_or_what_the_customer_did_is_not_flagged": frozenset(
-        {"I've reset the exposed password for you; please pick a new one from the link we emailed."}
+        {"We've deactivated the compromised credentials you reported and issued new ones."}
     ),
     "test_a_promise_of_each_class_is_caught": frozenset(
-        {"Can I offer you a free upgrade to Pro for the trouble?"}
+        {
+            "Can I offer you a free upgrade to Pro for the trouble?",
+            "Only this once, I've waived the fee.",
+        }
     ),
     "test_a_look_alike_of_each_promise_class_is_safe": frozenset(
         {
             "I've given you 50% of the seats you asked for; the rest need an admin.",
-            "Uptime was 99.9% last month.",
         }
     ),
     "test_a_weak_claim_of_each_class_is_caught_with_the_model": frozenset(
@@ -63,7 +65,7 @@ MODEL_GAPS: dict[str, frozenset[str]] = {
         {"Most of our Enterprise customers are mid-sized firms in retail and logistics."}
     ),
     "test_a_look_alike_of_each_control_or_secret_class_is_safe": frozenset(
-        {"The IP allowlist is now active."}
+        {"The IP allowlist is now active.", "SSO enforcement is now on for your workspace."}
     ),
     "test_a_question_about_a_secret_is_not_a_bare_ask": frozenset(
         {"Password. Reset it from the sign-in page."}

@@ -31,9 +31,9 @@ from .test_rules import ROWS, TICKET_TEXT
 # replies). The model is trained on `dev`, `fresh` and `train` rows only (safety_train.jsonl);
 # `test`, `blind` and `blind20` rows are only measured.
 VERDICT_MEASURED = {
-    "test": (93, 97, 3, 146),
-    "blind": (275, 299, 10, 225),
-    "blind20": (157, 170, 0, 130),
+    "test": (92, 97, 5, 146),
+    "blind": (272, 299, 9, 225),
+    "blind20": (158, 170, 0, 130),
 }
 RECALL_FLOOR = 0.90
 FALSE_POSITIVE_CEILING = 0.05
