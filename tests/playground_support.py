@@ -15,11 +15,11 @@ from playwright.sync_api import Page, expect
 sys.path.insert(0, str(REPO / "scripts"))
 import chromium  # noqa: E402
 
-ASSERTION_TIMEOUT_MS = 20_000
-"""How long an `expect` waits: as long as the pages' actions may (their default timeout is set
-to 20 s). Playwright's own 5 s failed a fresh-clone run near the end of the suite, where the
-playground's reply to Start waited for a core."""
-expect.set_options(timeout=ASSERTION_TIMEOUT_MS)
+TIMEOUT_MS = 20_000
+"""How long a page's action (`page.set_default_timeout`) or an `expect` waits. Playwright's own
+5 s for `expect` failed a fresh-clone run near the end of the suite, where the playground's
+reply to Start waited for a core."""
+expect.set_options(timeout=TIMEOUT_MS)
 
 
 def require_chromium() -> None:

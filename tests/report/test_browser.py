@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playground_support import chromium, require_chromium
+from playground_support import TIMEOUT_MS, chromium, require_chromium
 from playwright.sync_api import Page, expect, sync_playwright
 from report_results import results_document
 
@@ -24,7 +24,7 @@ def opened(tmp_path: Path) -> Iterator[tuple[Page, chromium.LoopbackOnly]]:
         browser = chromium.launch(playwright)
         guard = chromium.LoopbackOnly("file://")
         context, page = guard.new_page(browser, viewport={"width": 1100, "height": 900})
-        page.set_default_timeout(20_000)
+        page.set_default_timeout(TIMEOUT_MS)
         page.goto(path.as_uri())
         yield page, guard
         context.close()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from playground_support import chromium
+from playground_support import TIMEOUT_MS, chromium
 from playwright.sync_api import Browser, Page, sync_playwright
 
 
@@ -25,6 +25,6 @@ def guard(live_server: str) -> chromium.LoopbackOnly:
 @pytest.fixture
 def page(browser: Browser, guard: chromium.LoopbackOnly) -> Iterator[Page]:
     context, page = guard.new_page(browser, viewport={"width": 1100, "height": 900})
-    page.set_default_timeout(20_000)
+    page.set_default_timeout(TIMEOUT_MS)
     yield page
     context.close()

@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx
 import pytest
-from playground_support import chromium, require_chromium, start
+from playground_support import TIMEOUT_MS, chromium, require_chromium, start
 from playwright.sync_api import Browser, Page, expect
 from uvicorn_process import started_server
 
@@ -28,7 +28,7 @@ def browser_noise_only(guard: chromium.LoopbackOnly) -> None:
 
 def short_page(browser: Browser, guard: chromium.LoopbackOnly) -> tuple[Any, Page]:
     context, page = guard.new_page(browser, viewport=SHORT_SCREEN)
-    page.set_default_timeout(20_000)
+    page.set_default_timeout(TIMEOUT_MS)
     return context, page
 
 
@@ -79,7 +79,7 @@ def evict(base: str) -> None:
 def test_a_lost_episode_ends_the_pages_episode(browser: Browser, one_episode_server: str) -> None:
     guard = chromium.LoopbackOnly(one_episode_server)
     context, page = guard.new_page(browser, viewport={"width": 1100, "height": 900})
-    page.set_default_timeout(20_000)
+    page.set_default_timeout(TIMEOUT_MS)
     try:
         play_a_lost_episode(page, one_episode_server)
         browser_noise_only(guard)
