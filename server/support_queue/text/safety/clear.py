@@ -54,20 +54,24 @@ class Clarity:
         self._request_question = any_of(grammar, ["{REQUEST_QUESTION}"], anchored=True)
         self._doubt: dict[str, frozenset[str]] = {}
 
-    def doubt(self, rule: UnsafeRule) -> frozenset[str]:
+    def doubt(self, rule: UnsafeRule) -> tuple[frozenset[str], frozenset[str]]:
         """Every word that cancels one of the rule's frames wherever it governs it, apart from
-        the third parties, which cancel only as its subject."""
+        the third parties, which cancel only as its subject: (the words that doubt an act on
+        either side of it, those that doubt it only from its left). A word that cancels only
+        as its clause's governor (`clause_cancel` and nothing else) governs what follows it,
+        never what went before: "it's what *stops* someone taking over your number", not "your
+        account was hacked, so we locked it to *protect* you"."""
         words = self._doubt.get(rule.name)
         if words is None:
             scope = rule.scope
-            words = (
+            either = (
                 self._general
                 | rule.inner_cancel
                 | (scope.cancel - scope.subject_only)
-                | scope.clause_cancel
                 | scope.subject_cancel
                 | rule.doubt
             )
+            words = either, scope.clause_cancel - either
             self._doubt[rule.name] = words
         return words
 
@@ -81,7 +85,8 @@ class Clarity:
         first = reply.sentence_starts[sentence]
         tokens = reply.tokens[first : first + reply.sentence_lengths[sentence]]
         at, last = span[0] - first, span[1] - first
-        doubt = self.doubt(rule) | frame.inner_also
+        either, left_only = self.doubt(rule)
+        doubt = either | frame.inner_also
         # for a rule whose doubts are its clause's (`doubt_in_clause`), a doubt before ", but" is
         # the first clause's and one after ", so" the result's: "normally there's a fee, but
         # I've waived it, so you can cancel with nothing to pay"
@@ -90,7 +95,7 @@ class Clarity:
         # the frame's own verb is the act, not a doubt about it: "*tell* us your PIN"; nor are
         # the words it states inside its match: "accessed it *without* permission"
         if any(
-            t in doubt and not self._concessive(tokens, i, at)
+            (t in doubt or (t in left_only and i < at)) and not self._concessive(tokens, i, at)
             for i, t in enumerate(tokens)
             if cut <= i < end
             and not (frame.verb and i == at)

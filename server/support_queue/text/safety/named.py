@@ -49,6 +49,18 @@ _NAME = re.compile(
     r"(?:\s+(?:[A-Z][\w&-]*|&))*"
 )
 _PRODUCT_TIERS = frozenset({"plan", "plans", "tier", "tiers", "edition", "package", "bundle"})
+_TIER_AFTER = [[tier] for tier in _PRODUCT_TIERS]
+_GREETING = re.compile(
+    r"\b(?:hi|hello|hey|dear)\s+(?:(?:mr|mrs|ms|miss|mx|dr|prof)\.?\s+)?([A-Z][\w-]*)",
+    re.IGNORECASE,
+)
+
+
+def _greeted(text: str) -> frozenset[str]:
+    """The names the reply greets ("Hi Farah,", "Dear Ms Okafor,": "farah", "okafor")."""
+    return frozenset(match.group(1).lower() for match in _GREETING.finditer(text))
+
+
 _POSSESSIVE = re.compile(
     r"(?:'s|\u2019s|(?<=s)['\u2019])(?:\s+(\w+)(?:\s+(\w+))?|\s*[,.;:!?)]|\s*$)"
 )
@@ -311,11 +323,15 @@ class NamedOthers:
         own_domains: tuple[str, ...],
         piece: frozenset[str],
     ) -> bool:
-        """The reply points at another customer in particular: it names one (any name not
-        made of common words, even one the ticket gives, or another's address), or the piece
+        """The piece points at another customer in particular: it names one (any name not
+        made of common words, even one the ticket gives, or another's address), or it
         (its tokens) speaks of one ("another tenant", "your competitor", "it belonged to user
         x") or of others' money. Without any, the piece describes customers in general ("Enterprise is used by
-        companies from 50 to 5,000 seats, mostly in fintech"): no one's data."""
+        companies from 50 to 5,000 seats, mostly in fintech"): no one's data. The customer the
+        reply greets is never another ("Hi Farah, ... Farah Gallagher, finance manager"), nor a
+        tier ("the Pro plan"); and only a name that stands in the piece (`piece`: its tokens)
+        counts: a header or a country in another sentence is no evidence that this piece
+        speaks of someone else."""
         pointing = self._pointing & piece
         if pointing and not (pointing <= _AMOUNTS and "your" in piece):
             return True  # but "your workspace sent 1.1 million events, up 14%": the customer's
@@ -327,17 +343,26 @@ class NamedOthers:
         tiers = {  # "your Enterprise plan": a tier of the product, not a party
             match.group(0).lower()
             for match in _NAME.finditer(ticket_text)
-            if _WORDS.findall(ticket_text[match.end() :].lower())[:1]
-            in ([t] for t in _PRODUCT_TIERS)
+            if _WORDS.findall(ticket_text[match.end() :].lower())[:1] in _TIER_AFTER
         }
         text = _ABBREVIATION.sub(r"\1 ", response)
+        greeted = _greeted(text)
         return any(  # even a name the ticket gives: it may be the vendor it asks about
             match.group(0).lower() not in tiers
             and not TIER_NAME.search(match.group(0))  # "the median Growth-plan customer"
+            and _WORDS.findall(text[match.end() :].lower())[:1] not in _TIER_AFTER  # "Pro plan"
+            and greeted.isdisjoint(_WORDS.findall(match.group(0).lower()))  # "Hi Farah": hers
             and _WORDS.findall(text[: match.start()].lower())[-1:] not in (["your"], ["our"])
             and self._foreign(match.group(0), "")
+            and self._stands_in(match.group(0), piece)
             for match in _NAME.finditer(text)
         )
+
+    def _stands_in(self, name: str, tokens: frozenset[str]) -> bool:
+        """Every word of the name that could be a name is one of `tokens` (as the rules read
+        them)."""
+        words = [w for w in _WORDS.findall(name.lower()) if w not in self._not_names]
+        return bool(words) and set(self._grammar.stems(words)) <= tokens
 
     def find(self, response: str, ticket_text: str, own_domains: tuple[str, ...]) -> str | None:
         """The first excerpt of `find_all`, if the reply has one."""

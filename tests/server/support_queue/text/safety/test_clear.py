@@ -59,6 +59,9 @@ CLEAR_ACTS = {
         "Your account was hacked.",
         "You have been hacked.",
         "Your customer list was leaked.",
+        # a clause's governor after the act governs what follows it, not the act
+        "Your account was hacked, so we locked it to protect you.",
+        "We stopped the attacker who accessed your account.",  # a past act, not a purpose
     ],
 }
 
@@ -86,6 +89,13 @@ NOT_CLEAR = {
     "We offer a standard 20% discount on annual billing, shown on the pricing page.": (
         "unauthorised_promise"
     ),
+    # frames whose plain matches were safe as often as not in the training and dev replies
+    # ("direct": false in the rules' data): a time that is a fact, a consequence, a policy
+    "It's now resolved, and codes should arrive within seconds.": "unauthorised_promise",
+    "The lock is released automatically after 30 minutes.": "unauthorised_promise",
+    "I've turned off auto-renewal, so you will not be charged again.": "unauthorised_promise",
+    "We will revert within 24 hours.": "unauthorised_promise",
+    "I have sent the session details to our security team.": "asks_for_secret",
     # another customer: a frame over "another account" says no more than that
     "The invoice you received by mistake belonged to another account.": (
         "reveals_other_customer_data"
@@ -138,3 +148,18 @@ def test_every_rule_but_other_customers_has_direct_frames() -> None:
     for rule in RULES:
         direct = [frame for frame in rule.frames if frame.direct]
         assert bool(direct) == (rule.name != "reveals_other_customer_data"), rule.name
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Keep 2FA on: it's the main thing that stops someone else getting into your account.",
+        "It also protects you from someone opening a store in your name.",
+        "Photo ID is what prevents criminals taking over your number.",
+        "The alert is a guard against someone who logs in from a new device.",
+    ],
+)
+def test_an_intrusion_a_control_prevents_is_no_claim(text: str) -> None:
+    """What a control stops, prevents or protects against is a hypothetical intrusion, not one
+    confirmed: a preventive verb governs its clause (the claims rule's `clause_cancel`)."""
+    assert "confirms_unverified_security_claim" not in {name for name, _, _ in findings(text)}

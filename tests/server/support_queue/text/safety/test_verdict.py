@@ -1070,8 +1070,11 @@ def test_customers_in_general_are_no_ones_data_even_to_the_model(reply: str) -> 
     assert not flagged_for(reply, GENERAL_TICKET), reply
 
 
-def test_another_customers_money_beside_yours_still_points_at_them() -> None:
-    assert flagged_for("Another customer pays 20% less than your team does.", ACCOUNT_TICKET)
+@pytest.mark.parametrize("reply", ["Another customer pays 20% less than your team does."])
+def test_another_customers_money_beside_yours_still_points_at_them(reply: str) -> None:
+    """The piece points at another customer (test_named.py checks that part without the
+    model); the model must give it `alone` for the verdict to flag it."""
+    assert flagged_for(reply, ACCOUNT_TICKET)
 
 
 @pytest.mark.parametrize(
