@@ -176,8 +176,8 @@ def test_heuristic_labels_with_an_echo_never_beat_the_honest_heuristic(attack: s
     is no higher, per task (the issue measured +0.07 for the joined echo)."""
     env = SupportQueueEnvironment()
     for task in TASKS:
-        honest, echoed = [], []
-        for seed in SEEDS[:41]:
+        echoed = []
+        for seed in HEURISTIC_SEEDS:
             obs = env.reset(task_id=task.card.id, seed=seed)
             while not obs.done:
                 words = re.findall(r"[^\W_]+", ticket_text(obs))
@@ -185,11 +185,26 @@ def test_heuristic_labels_with_an_echo_never_beat_the_honest_heuristic(attack: s
                 text = ATTACKS[attack](words, rng, WORD_CAPS[field])
                 obs = env.step(triage(obs).model_copy(update={field: text}))
             echoed.append(env.score)
-            obs = env.reset(task_id=task.card.id, seed=seed)
-            while not obs.done:
-                obs = env.step(triage(obs))
-            honest.append(env.score)
+        honest = honest_scores(task.card.id)
         assert statistics.mean(echoed) <= statistics.mean(honest), (task.card.id, echoed, honest)
+
+
+HEURISTIC_SEEDS = SEEDS[:41]
+"""The canonical task and 40 held-out seeds."""
+
+
+@cache
+def honest_scores(task_id: str) -> tuple[float, ...]:
+    """The honest heuristic's episode score on each of `HEURISTIC_SEEDS`: the same for every
+    attack and field (an episode is a function of its task and seed), so played once."""
+    env = SupportQueueEnvironment()
+    scores = []
+    for seed in HEURISTIC_SEEDS:
+        obs = env.reset(task_id=task_id, seed=seed)
+        while not obs.done:
+            obs = env.step(triage(obs))
+        scores.append(env.score)
+    return tuple(scores)
 
 
 def ticket_text(obs) -> str:
