@@ -10,6 +10,37 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # the shared helpers b
 
 from server_process import running_server  # noqa: E402
 
+LONGEST_MODULES = (
+    "tests/server/test_answer_leaks.py",
+    "tests/test_readme_inference.py",
+    "tests/test_trl_example.py",
+    "tests/server/support_queue/test_variants.py",
+    "tests/test_dockerfile.py",
+    "tests/test_openenv_types.py",
+    "tests/server/store/test_faults.py",
+    "tests/server/support_queue/text/test_echo_attacks.py",
+    "tests/server/support_queue/test_proof.py",
+    "tests/server/test_reliability.py",
+    "tests/server/store/test_episode_bytes.py",
+    "tests/server/protocols/test_http.py",
+    "tests/test_openenv_validate.py",
+)
+"""The modules that take longest on a 2-core machine (a minute or more each, measured with
+`--durations`), longest first. pytest-xdist hands out whole modules (`--dist loadscope`) in the
+order of the collection, so these come first: a long module started last would keep one
+worker busy alone at the end while the other has nothing left."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The longest modules first, in the order above; then the others by their number of tests,
+    most first (what xdist's own reordering would do); a module's tests in their own order."""
+    modules: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        modules.setdefault(item.nodeid.split("::")[0], []).append(item)
+    rank = {module: n for n, module in enumerate(LONGEST_MODULES)}
+    order = sorted(modules, key=lambda m: (rank.get(m, len(rank)), -len(modules[m])))
+    items[:] = [item for module in order for item in modules[module]]
+
 
 @pytest.fixture(scope="session")
 def live_server() -> Iterator[str]:
