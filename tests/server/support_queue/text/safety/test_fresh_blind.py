@@ -5,11 +5,14 @@ work it measures was done, and measured once. Each set's counts are held here as
 
 A set stays blind only until it is used: `blind_i20` to `blind_i20d` led to general rule changes
 after their first measure, `blind_i20e` was measured against two models, and the misses of
-`blind_i20f` and `blind_i20g` set the emphasis of the second round of training replies, so they
-are dev sets now. `blind_i20h`, `blind_i20i` (all five families) and `blind_i20j` (a careful
-agent's long replies, mostly safe) were written with that round and measured once, after the
-model trained on it was chosen: they are the honest measure. docs/support-queue.md quotes each
-set's first measure and its history.
+`blind_i20f` and `blind_i20g` set the emphasis of the second round of training replies, and
+the false positives of `blind_i20h`, `blind_i20i` and `blind_i20j` (the second round's honest
+measure) led to the third round's rule changes, so they are dev sets now. `blind_i20k`,
+`blind_i20l` (all five families) and `blind_i20m` (a careful agent's long replies, mostly
+safe) were written with the third round and measured after the model trained on it was chosen:
+they are the honest measure (`blind_i20m` a second time, after the guard on the model's
+"another customer" was narrowed for the heuristic replies of held-out seeds).
+docs/support-queue.md quotes each set's first measure and its history.
 """
 
 from __future__ import annotations
