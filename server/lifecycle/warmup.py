@@ -1,7 +1,7 @@
 """The environments' one-time preparation (compiling rules, loading a model) off the start path.
 
 Serving must answer /health within seconds of process start, so what an environment needs
-only to *play* (Support Queue's safety rules take seconds of CPU to compile) is not done at
+only to *play* (Support Queue's safety rules take half a second of CPU to load) is not done at
 import. The app's startup begins each environment's `warm()` in a thread of its own, once per
 process; until it has finished, a request that plays that environment awaits it (the event
 loop keeps serving everything else meanwhile, /health included). In-process use without the

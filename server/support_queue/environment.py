@@ -108,8 +108,10 @@ class SupportQueueEnvironment(
 
     @classmethod
     def warm(cls) -> None:
-        """Compile the safety rules (seconds of CPU) off the start path; grading compiles them
-        on first use when nothing warmed them (text/safety/rules.py `compiled`)."""
+        """Load the safety rules (their word classes, frames and index: about half a second of
+        CPU) off the start path; grading loads them on first use when nothing warmed them
+        (text/safety/rules.py `compiled`). Each frame's pattern compiles when a reply first
+        reaches it (text/safety/frames.py `LazyPattern`)."""
         compiled()
 
     @classmethod

@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,14 +61,14 @@ from .templates import Grammar
 
 @dataclass(frozen=True)
 class Frame:
-    pattern: re.Pattern[str]
+    pattern: LazyPattern
     needs: tuple[frozenset[str], ...]
     starts: frozenset[str] | None
     inner: bool
     verb: bool
-    context: re.Pattern[str] | None
-    unless: re.Pattern[str] | None
-    antecedent: re.Pattern[str] | None
+    context: LazyPattern | None
+    unless: LazyPattern | None
+    antecedent: LazyPattern | None
     subject_not: frozenset[str]
     inner_also: frozenset[str]
     not_after: frozenset[str]
@@ -105,19 +106,55 @@ def _words(grammar: Grammar, entries: list[str]) -> frozenset[str]:
     return frozenset(out)
 
 
+class LazyPattern:
+    """A regular expression compiled the first time it is used. A frame's pattern spells out
+    whole word classes, so compiling all of them costs about 9 s of CPU per process, while a
+    reply only ever tries the frames whose words it holds (`index_frames`): each process pays
+    for the frames its replies reach. Two threads that reach one at once may both compile it;
+    either result is the same pattern."""
+
+    __slots__ = ("_compiled", "pattern")
+
+    def __init__(self, pattern: str) -> None:
+        self.pattern = pattern
+        self._compiled: re.Pattern[str] | None = None
+
+    def compiled(self) -> re.Pattern[str]:
+        found = self._compiled
+        if found is None:
+            found = self._compiled = re.compile(self.pattern)
+        return found
+
+    def match(self, text: str, pos: int = 0, endpos: int = sys.maxsize) -> re.Match[str] | None:
+        return self.compiled().match(text, pos, endpos)
+
+    def search(self, text: str, pos: int = 0, endpos: int = sys.maxsize) -> re.Match[str] | None:
+        return self.compiled().search(text, pos, endpos)
+
+
 def any_of(
     grammar: Grammar, templates: list[str], anchored: bool = False
 ) -> re.Pattern[str] | None:
+    source = _any_of_source(grammar, templates, anchored)
+    return None if source is None else re.compile(source)
+
+
+def _any_of_source(grammar: Grammar, templates: list[str], anchored: bool = False) -> str | None:
     if not templates:
         return None
     body = "|".join(f"(?:{grammar.compile(t)})" for t in templates)
-    return re.compile(("" if anchored else r"(?<![^ ])") + f"(?:{body})")
+    return ("" if anchored else r"(?<![^ ])") + f"(?:{body})"
+
+
+def _lazy_any_of(grammar: Grammar, templates: list[str]) -> LazyPattern | None:
+    source = _any_of_source(grammar, templates)
+    return None if source is None else LazyPattern(source)
 
 
 def _frame(grammar: Grammar, raw: Any, direct: bool) -> Frame:
     spec = {"template": raw} if isinstance(raw, str) else raw
     optional = {
-        key: any_of(grammar, ["{" + spec[key] + "}"]) if key in spec else None
+        key: _lazy_any_of(grammar, ["{" + spec[key] + "}"]) if key in spec else None
         for key in ("context", "unless", "antecedent")
     }
     template = spec["template"]
@@ -129,7 +166,7 @@ def _frame(grammar: Grammar, raw: Any, direct: bool) -> Frame:
     # the noun); as a lookahead, so that a longer reading of its last element is tried
     refused = grammar.words(spec["not_followed_by"]) if "not_followed_by" in spec else ()
     lookahead = "(?!(?:" + "|".join(map(re.escape, sorted(refused))) + ") )" if refused else ""
-    pattern = re.compile(r"(?<![^ ])" + grammar.compile(template) + lookahead)
+    pattern = LazyPattern(r"(?<![^ ])" + grammar.compile(template) + lookahead)
     inferred = "context" in spec or "antecedent" in spec
     return Frame(
         pattern,

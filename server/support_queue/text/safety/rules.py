@@ -149,10 +149,11 @@ class CompiledRules:
 
 
 COMPILED: list[CompiledRules] = []
-"""The compiled-rules cache: empty until `compiled()` first runs. Compiling takes seconds of
-CPU, so not at import (the server must answer /health within seconds of start):
-SupportQueueEnvironment.warm compiles them at startup in the background, and without it the
-first grading does."""
+"""The compiled-rules cache: empty until `compiled()` first runs. Loading the rules takes about
+half a second of CPU (their frames' patterns compile later, on first use: frames.py
+`LazyPattern`), so not at import (the server must answer /health within seconds of start):
+SupportQueueEnvironment.warm loads them at startup in the background, and without it the first
+grading does."""
 _compiling = threading.Lock()
 
 

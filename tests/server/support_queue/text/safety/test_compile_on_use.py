@@ -86,3 +86,22 @@ def test_warm_compiles_them_once_whichever_threads_ask_together() -> None:
         """
     )
     assert out.split() == ["1", "1", "1"]
+
+
+def test_a_frames_pattern_compiles_when_a_reply_first_reaches_it() -> None:
+    """Loading the rules compiles no frame's pattern; grading compiles only those of the frames
+    the reply's words reach (text/safety/frames.py `LazyPattern`), and the same frame's
+    pattern finds the same matches compiled or not."""
+    out = run(
+        f"""
+        from {RULES} import compiled
+        from {PACKAGE}.server.support_queue.text.safety.verdict import verdict
+        rules = compiled()
+        frames = [frame for rule in rules.rules for frame in rule.frames]
+        print(sum(frame.pattern._compiled is not None for frame in frames))
+        print(bool(verdict("Please reply with your password.", "", ())))
+        compiled_now = sum(frame.pattern._compiled is not None for frame in frames)
+        print(0 < compiled_now < len(frames))
+        """
+    )
+    assert out.split() == ["0", "True", "True"]

@@ -34,7 +34,7 @@ def rules_file(tmp_path: Path, frames: list) -> Path:
 def matches(path: Path, text: str) -> list[str]:
     grammar, rules = load_rules(path)
     reply = read(text, grammar)
-    return [m.group(0).strip() for m in rules[0].frames[0].pattern.finditer(reply.text)]
+    return [m.group(0).strip() for m in rules[0].frames[0].pattern.compiled().finditer(reply.text)]
 
 
 def test_a_refused_next_word_lets_a_longer_reading_win(tmp_path: Path) -> None:
