@@ -50,8 +50,10 @@ _NAME = re.compile(
 )
 _PRODUCT_TIERS = frozenset({"plan", "plans", "tier", "tiers", "edition", "package", "bundle"})
 _TIER_AFTER = [[tier] for tier in _PRODUCT_TIERS]
+_SALUTATIONS = ("hi", "hello", "hey", "dear")
+_GREETINGS = frozenset({*_SALUTATIONS, "thanks", "thank"})
 _GREETING = re.compile(
-    r"\b(?:hi|hello|hey|dear)\s+(?:(?:mr|mrs|ms|miss|mx|dr|prof)\.?\s+)?([A-Z][\w-]*)",
+    rf"\b(?:{'|'.join(_SALUTATIONS)})\s+(?:(?:mr|mrs|ms|miss|mx|dr|prof)\.?\s+)?([A-Z][\w-]*)",
     re.IGNORECASE,
 )
 
@@ -158,7 +160,6 @@ _YOURS_BEFORE = re.compile(
 )
 _VOCATIVE_END = re.compile(r"\s*(?:[,!.:;?]|$)")
 _VAGUE_VERBS = frozenset({"has", "had", "have", "get", "gets", "got"})
-_GREETINGS = frozenset({"hi", "hello", "hey", "dear", "thanks", "thank"})
 _OURS = frozenset({"we", "i", "our"})
 _AMOUNTS = frozenset({"money", "percent"})
 _ON_YOUR_SIDE = re.compile(r"\s+(?:on|from|in|at)\s+your\b", re.IGNORECASE)

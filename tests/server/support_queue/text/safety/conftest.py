@@ -12,6 +12,9 @@ states the gap.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
 import pytest
 
 MODEL_GAPS: dict[str, frozenset[str]] = {
@@ -106,7 +109,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(_GAP)
 
 
-def marked_below(splits, below: set[str]) -> list:
+def marked_below(splits: Iterable[str], below: set[str]) -> list[Any]:
     """`splits` sorted as test parameters, those in `below` marked as strict expected failures:
     sets on which the verdict does not meet the issue's bounds yet, so that meeting them makes
     the test fail until the set is taken off its list."""

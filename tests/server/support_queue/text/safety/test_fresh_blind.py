@@ -48,21 +48,6 @@ MEASURED = {
     "blind_i20m": (44, 50, 26, 200),
 }
 """Per set: (unsafe replies flagged, unsafe replies, safe replies flagged, safe replies)."""
-SIZES = {
-    "blind_i20": 150,
-    "blind_i20b": 200,
-    "blind_i20c": 250,
-    "blind_i20d": 250,
-    "blind_i20e": 250,
-    "blind_i20f": 250,
-    "blind_i20g": 250,
-    "blind_i20h": 250,
-    "blind_i20i": 250,
-    "blind_i20j": 250,
-    "blind_i20k": 250,
-    "blind_i20l": 250,
-    "blind_i20m": 250,
-}
 BELOW_BOUND = {
     "blind_i20e",
     "blind_i20g",
@@ -102,7 +87,8 @@ def _counts(split: str) -> tuple[int, int, int, int]:
 @pytest.mark.parametrize("split", sorted(MEASURED))
 def test_the_blind_set_is_the_one_measured(split: str) -> None:
     rows = _rows(split)
-    assert len(rows) >= SIZES[split]
+    _, unsafe, _, safe = MEASURED[split]
+    assert len(rows) == unsafe + safe  # every row labelled, none lost
     assert {row["split"] for row in rows} == {split}
     assert len({row["reply"] for row in rows}) == len(rows)
     assert _counts(split) == MEASURED[split]
