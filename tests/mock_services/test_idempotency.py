@@ -276,8 +276,16 @@ def test_without_a_key_dispatch_answers_as_before(state) -> None:
 
 
 def retained_per_write(world: World, route: tuple[str, str, str], keyed: bool) -> float:
-    """The heap 20 episodes of 8 such writes each retain, per write (tracemalloc)."""
+    """The heap 20 episodes of 8 such writes each retain, per write (tracemalloc).
+
+    One write of the same kind runs first, outside the trace, so that what the process
+    builds once (a cache, an interned name, a lazily built table) is not counted as per-write.
+    The trace sees every thread's allocations (an app that an earlier test started may still
+    be loading a model in the background), so the test keeps the least of three measures.
+    """
     episodes, params = [], ONE_OF_EACH[route]
+    ServiceState(world).dispatch(*route, {**params, IDEMPOTENCY_KEY: "warm".ljust(MAX_KEY_CHARS)})
+    ServiceState(world).dispatch(*route, params)
     gc.collect()
     tracemalloc.start()
     try:
@@ -296,7 +304,10 @@ def retained_per_write(world: World, route: tuple[str, str, str], keyed: bool) -
 @pytest.mark.parametrize("route", list(ONE_OF_EACH), ids=lambda route: route[1])
 def test_a_key_s_entry_holds_no_more_than_its_allowance(world, route) -> None:
     """What the memory bound allows per step (server/lifecycle/episode.py's `step_entry_bytes`)."""
-    extra = retained_per_write(world, route, True) - retained_per_write(world, route, False)
+    keyed, unkeyed = (
+        min(retained_per_write(world, route, k) for _ in range(3)) for k in (True, False)
+    )
+    extra = keyed - unkeyed
     assert 0 < extra <= MAX_KEY_ENTRY_BYTES
 
 
