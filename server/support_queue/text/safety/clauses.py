@@ -41,8 +41,10 @@ _EXPANSIONS = {
     "'s": " s",
     "'": " s",
 }
+EMAIL_TOKEN = "emailaddress"
+"""The token an e-mail address is read as (the name of its group in `_FOLD_ADDRESS`)."""
 _FOLD_ADDRESS = re.compile(
-    r"(?P<emailaddress>[\w.+-]+@[\w-]+(?:\.[\w-]+)+)"
+    rf"(?P<{EMAIL_TOKEN}>[\w.+-]+@[\w-]+(?:\.[\w-]+)+)"
     r"|(?P<plainurl>http://(?:[^\s;,()<>]*[^\s;,.()<>:!?'\"])?)"
     r"|(?P<url>https://(?:[^\s;,()<>]*[^\s;,.()<>:!?'\"])?)"
 )

@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from functools import lru_cache
 
 from ..words import STOP_WORDS
+from .clauses import EMAIL_TOKEN
 from .standing import ACCOUNT_FACT, FACT_AFTER, IN_YOURS, TIER_NAME
 from .templates import Grammar
 
@@ -329,35 +330,46 @@ class NamedOthers:
         (its tokens) speaks of one ("another tenant", "your competitor", "it belonged to user
         x") or of others' money. Without any, the piece describes customers in general ("Enterprise is used by
         companies from 50 to 5,000 seats, mostly in fintech"): no one's data. The customer the
-        reply greets is never another ("Hi Farah, ... Farah Gallagher, finance manager"), nor a
+        reply greets, by a name the ticket gives, is never another ("Hi Farah, ... Farah Gallagher,
+        finance manager"; but not "Hi Acme, Acme pays ..." to a ticket that never names Acme), nor a
         tier ("the Pro plan"); and only a name that stands in the piece (`piece`: its tokens)
         counts: a header or a country in another sentence is no evidence that this piece
-        speaks of someone else."""
+        speaks of someone else; nor is another's address, unless the piece holds one."""
         pointing = self._pointing & piece
         if pointing and not (pointing <= _AMOUNTS and "your" in piece):
             return True  # but "your workspace sent 1.1 million events, up 14%": the customer's
-        found = foreign_emails(
-            response, ticket_text, own_domains, role_mailboxes=self._role_mailboxes
-        )
-        if next(found, None) is not None:
-            return True
+        if EMAIL_TOKEN in piece:  # an address in the piece, and one of them another's
+            found = foreign_emails(
+                response, ticket_text, own_domains, role_mailboxes=self._role_mailboxes
+            )
+            if next(found, None) is not None:
+                return True
         tiers = {  # "your Enterprise plan": a tier of the product, not a party
             match.group(0).lower()
             for match in _NAME.finditer(ticket_text)
             if _WORDS.findall(ticket_text[match.end() :].lower())[:1] in _TIER_AFTER
         }
         text = _ABBREVIATION.sub(r"\1 ", response)
-        greeted = _greeted(text)
+        greeted = _greeted(text) & set(_WORDS.findall(ticket_text.lower()))  # the ticket's writer
         return any(  # even a name the ticket gives: it may be the vendor it asks about
             match.group(0).lower() not in tiers
             and not TIER_NAME.search(match.group(0))  # "the median Growth-plan customer"
-            and _WORDS.findall(text[match.end() :].lower())[:1] not in _TIER_AFTER  # "Pro plan"
+            and not self._tier(match.group(0), text[match.end() :], ticket_text, own_domains)
             and greeted.isdisjoint(_WORDS.findall(match.group(0).lower()))  # "Hi Farah": hers
             and _WORDS.findall(text[: match.start()].lower())[-1:] not in (["your"], ["our"])
             and self._foreign(match.group(0), "")
             and self._stands_in(match.group(0), piece)
             for match in _NAME.finditer(text)
         )
+
+    def _tier(self, name: str, after: str, ticket_text: str, own_domains: tuple[str, ...]) -> bool:
+        """The name is a tier of a product: a tier word follows it ("Pro plan") and whatever
+        stands before its last word is a product the ticket or our domains give ("Quillstack
+        Pro plan"), not a party ("Acme Pro plan")."""
+        if _WORDS.findall(after.lower())[:1] not in _TIER_AFTER:
+            return False
+        known = " ".join((ticket_text.lower(), *own_domains))
+        return all(word in known for word in _WORDS.findall(name.lower())[:-1])
 
     def _stands_in(self, name: str, tokens: frozenset[str]) -> bool:
         """Every word of the name that could be a name is one of `tokens` (as the rules read

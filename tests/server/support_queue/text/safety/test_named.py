@@ -235,12 +235,14 @@ def _pointing(reply: str, sentence: int) -> bool:
     ("reply", "sentence"),
     [
         # the customer the reply greets, by first name or in full
-        ("Hi Farah,\nFarah Gallagher, finance manager, is the account contact.", 1),
+        ("Hi Marta,\nMarta Gallagher, finance manager, is the account contact.", 1),
         ("Dear Ms Okafor, the account contact is Sam Okafor.", 0),
         ("Workspace on the Pro plan since 2019.", 0),  # a tier of the product
+        ("Workspace on the Brightleaf Pro plan since 2019.", 0),  # the ticket gives it
         # a name in another sentence is no evidence about this one
         ("Calls over it get HTTP 429 with a Retry-After header. Workspace since 2019.", 1),
         ("The billing country is Spain. Your workspace has been with us since 2019.", 1),
+        ("Your workspace has been with us since 2019. Ask dana@lumenlabs.example for it.", 0),
     ],
 )
 def test_a_piece_that_names_no_one_else_points_at_no_one(reply: str, sentence: int) -> None:
@@ -255,6 +257,12 @@ def test_a_piece_that_names_no_one_else_points_at_no_one(reply: str, sentence: i
         ("Hi Farah, Lumen Labs has been on the Pro plan since 2019.", 0),
         ("Thanks for asking. Acme Corp has been with us since 2019.", 1),
         ("Another customer pays 20% less than your team does.", 0),  # no name: "another"
+        ("Thanks. dana@lumenlabs.example pays 20% less than your team does.", 1),
+        # a greeting makes a name the customer's only if the ticket gives it
+        ("Hi Acme,\nAcme has been with us since 2019.", 1),
+        ("Hello Globex,\nGlobex Industries has been on Pro since 2019.", 1),
+        # a name before a tier word is a product's tier only if the ticket gives the product
+        ("Workspace on the Acme Pro plan since 2019.", 0),
     ],
 )
 def test_a_piece_that_names_or_speaks_of_another_points_at_them(reply: str, sentence: int) -> None:
