@@ -43,7 +43,7 @@ from servicebench_support_queue.server.lifecycle.episodes import Episodes
 from servicebench_support_queue.server.lifecycle.owners import HTTP_OWNER, Actor
 from servicebench_support_queue.server.settings import Settings
 from servicebench_support_queue.server.store import open_store
-from servicebench_support_queue.server.transport.strict_json import loads
+from servicebench_support_queue.server.strict_json import loads
 
 SB, SQ = ENVIRONMENTS
 REFUND_ORDER = "ORD-1001"
@@ -132,7 +132,7 @@ async def play(
     for number in range(count):
         env, _ = await episodes.reset({"task_id": _longest_task(env_cls)}, CLIENT)
         for action in abusive_steps(env_cls, number, writes_only):
-            # as a transport parses it (server/transport/strict_json.py)
+            # as a transport parses it (server/strict_json.py)
             await episodes.step(env.episode_id, loads(json.dumps(action).encode()))
 
 

@@ -17,7 +17,7 @@ from typing import Any
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
-from servicebench_support_queue.server.transport.strict_json import MAX_DEPTH
+from servicebench_support_queue.server.strict_json import MAX_DEPTH
 
 PROPERTY = settings(
     max_examples=150,

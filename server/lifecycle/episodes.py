@@ -4,7 +4,7 @@ An `Episodes` serves a *scope*: the environments one surface exposes (both at
 the root, one under each prefix). It turns untrusted request data into a
 validated reset or action, or raises an `EpisodeError` naming the problem,
 before any episode is touched: a rejected request changes nothing. The data
-comes from server/transport/strict_json.py, so it is already plain, encodable JSON within
+comes from server/strict_json.py, so it is already plain, encodable JSON within
 the limits; here it is checked against the schemas.
 """
 

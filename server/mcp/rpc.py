@@ -3,7 +3,7 @@
 Kept apart from the MCP methods (server/mcp/server.py) so that the rules every message obeys
 (an answer to each request, even a malformed one; an error object for each problem;
 no reply to a notification or a response) live in one place, and so that the
-transports (server/mcp/http.py, server/transport/body_limit.py) can build JSON-RPC errors
+transports (server/transport/mcp_http.py, server/transport/body_limit.py) can build JSON-RPC errors
 without importing the methods. `RpcEndpoint` knows nothing of episodes or tools: a
 subclass supplies the method table and may refuse a message before it runs (`screen`).
 """
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..lifecycle.episode import EpisodeError
-from ..transport.strict_json import (
+from ..strict_json import (
     JsonInputError,
     JsonLimitError,
     MalformedJsonError,

@@ -6,7 +6,7 @@ step, state, close). An MCP session is an episode of the shared store and its id
 the episode id (server/mcp/sessions.py): `initialize` and OpenEnv's
 `openenv/session/create` start one, `tools/call` steps it, `prompts/get` (one prompt
 per task) restarts it on another task under the same id, `openenv/session/close` (or
-the transport's DELETE) ends it. The transport (server/mcp/http.py, or a WebSocket's
+the transport's DELETE) ends it. The transport (server/transport/mcp_http.py, or a WebSocket's
 `mcp` message) names the caller's session; a request may name one in
 `params.session_id`, as OpenEnv's `MCPToolClient` does.
 

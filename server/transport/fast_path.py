@@ -22,8 +22,8 @@ from starlette.exceptions import HTTPException
 from ..lifecycle.episode import EpisodeError
 from ..lifecycle.episodes import Episodes, InvalidRequestError, split_step_body
 from ..lifecycle.owners import HTTP_OWNER, Actor, scope_client
+from ..strict_json import body_json
 from .encoding import error_payload, result_json
-from .strict_json import body_json
 
 log = logging.getLogger("server")
 
@@ -63,7 +63,7 @@ async def step_result(
     return result_json(observation, env.episode_id)
 
 
-def _dumps(content: Any) -> bytes:
+def json_bytes(content: Any) -> bytes:
     """JSON as Starlette's JSONResponse writes it, so both paths answer byte for byte alike.
 
     Text that UTF-8 cannot encode (a lone surrogate, which the parser keeps out of
@@ -77,12 +77,12 @@ def _dumps(content: Any) -> bytes:
 
 
 def episode_error_json(exc: EpisodeError) -> bytes:
-    return _dumps(error_payload(str(exc), **exc.details()))
+    return json_bytes(error_payload(str(exc), **exc.details()))
 
 
 def unexpected_error_json(exc: Exception) -> bytes:
     log.exception("unhandled error")
-    return _dumps(error_payload(f"internal error: {type(exc).__name__}"))
+    return json_bytes(error_payload(f"internal error: {type(exc).__name__}"))
 
 
 def route_path(scope: Scope) -> str:
@@ -143,7 +143,7 @@ class EpisodeRoutes:
         try:
             raw = await _read_body(receive)
         except HTTPException as exc:  # the body limit's 413, raised while the body streams in
-            await _respond(send, exc.status_code, _dumps(error_payload(str(exc.detail))))
+            await _respond(send, exc.status_code, json_bytes(error_payload(str(exc.detail))))
             return
         if raw is None:
             return

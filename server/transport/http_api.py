@@ -32,12 +32,11 @@ from ..lifecycle import warmup
 from ..lifecycle.episode import EpisodeError
 from ..lifecycle.episodes import MAX_STEP_INDEX, Episodes, ResetRequest, describe_errors
 from ..lifecycle.owners import scope_client
-from ..mcp import http as mcp_http
 from ..mcp.server import McpServer
 from ..mcp.sessions import Attachments
 from ..settings import Settings
 from ..web import install_docs
-from . import log_redaction, origins, task_api, ws
+from . import log_redaction, mcp_http, origins, task_api, ws
 from .encoding import error_payload, model_json
 from .fast_path import (
     CONTENT_TYPE_HEADER,

@@ -14,7 +14,7 @@ of range. This surface serves the same routes, shapes and statuses for its
 environments (both at the root, where `/servicebench/splits` is such a route, one under
 each prefix), answered by the environments' own TaskProvider methods' catalogue
 (server/tasks/splits.py), with what OpenEnv leaves to the environment made strict: a body
-is parsed by the server's one JSON parser (server/transport/strict_json.py), its fields are
+is parsed by the server's one JSON parser (server/strict_json.py), its fields are
 typed strictly (`"3"` is not an index; OpenEnv's models would coerce it) and extra
 fields are refused (422); an unknown split is a 404 naming the splits (OpenEnv would
 answer whatever the environment raised, a 500 for a ValueError); a task_range answer
@@ -34,10 +34,10 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 from ...error_messages import shown
 from ..lifecycle.episode import EpisodeEnvironment
 from ..lifecycle.episodes import MAX_SPLIT_NAME, Episodes, validated
+from ..strict_json import body_json
 from ..tasks.episode_errors import EpisodeError
 from ..tasks.splits import LIST_PREVIEW, MAX_RANGE, Catalogue, specs
 from .fast_path import CONTENT_TYPE_HEADER
-from .strict_json import body_json
 
 TAGS = ["Task API"]
 Answer = Callable[[str, Catalogue, Any], dict[str, Any]]

@@ -25,7 +25,7 @@ answered by the MCP server (server/mcp/server.py) as `{"type": "mcp", "data": <J
 response>}`, for the attached session.
 
 Every message gets a reply: one that is not JSON this server accepts
-(server/transport/strict_json.py), or that the episode refuses, gets OpenEnv's error reply and
+(server/strict_json.py), or that the episode refuses, gets OpenEnv's error reply and
 the session stays open with its episode as it was.
 """
 
@@ -40,12 +40,12 @@ from typing import Any
 from fastapi import WebSocket, WebSocketDisconnect
 
 from ...openenv_types import WSErrorCode
+from .. import strict_json
 from ..lifecycle.episode import EpisodeError
 from ..lifecycle.episodes import Episodes, InvalidRequestError, checked_step_index
 from ..lifecycle.owners import UNKNOWN_CLIENT, Actor, connection_owner, scope_client
 from ..mcp.server import SESSION, McpServer
 from ..mcp.sessions import Caller
-from . import strict_json
 from .encoding import model_json, result_json, typed_message
 
 __all__ = ["SessionLimit", "WebSocket", "serve"]

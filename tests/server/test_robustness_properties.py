@@ -28,7 +28,7 @@ from robustness_support import ANY_TEXT, PROPERTY, TRIAGE, strict_json
 from servicebench_support_queue.mock_services import ENDPOINT_CATALOGUE
 from servicebench_support_queue.server.app import create_app
 from servicebench_support_queue.server.settings import Settings
-from servicebench_support_queue.server.transport.strict_json import INT_MAX, INT_MIN, MAX_DEPTH
+from servicebench_support_queue.server.strict_json import INT_MAX, INT_MIN, MAX_DEPTH
 
 TASK = {"servicebench": "return_and_refund", "support_queue": "medium_sla_defense"}
 

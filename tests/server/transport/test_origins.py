@@ -14,9 +14,8 @@ from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
 from servicebench_support_queue.server.app import create_app
-from servicebench_support_queue.server.mcp import http as mcp_http
 from servicebench_support_queue.server.settings import Settings
-from servicebench_support_queue.server.transport import origins
+from servicebench_support_queue.server.transport import mcp_http, origins
 
 FOREIGN = ("https://evil.example", "http://localhost.evil.example", "null", "file://")
 LOOPBACK = ("http://localhost:6274", "http://127.0.0.1:8000", "http://[::1]:3000")

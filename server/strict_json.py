@@ -39,9 +39,9 @@ from typing import Any
 
 import jiter
 
-from ...error_messages import shown
-from ..lifecycle.episode import EpisodeError
-from ..lifecycle.episodes import InvalidRequestError
+from ..error_messages import shown
+from .lifecycle.episode import EpisodeError
+from .lifecycle.episodes import InvalidRequestError
 
 MAX_DEPTH = 32
 """Deepest nesting of arrays and objects accepted, the outermost one counting as 1."""

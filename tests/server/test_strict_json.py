@@ -1,4 +1,4 @@
-"""server/transport/strict_json.py: the one parser of untrusted JSON, its rules and their statuses."""
+"""server/strict_json.py: the one parser of untrusted JSON, its rules and their statuses."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from robustness_support import ANY_TEXT
 
-from servicebench_support_queue.server.transport.strict_json import (
+from servicebench_support_queue.server.strict_json import (
     INT_MAX,
     INT_MIN,
     MAX_DEPTH,

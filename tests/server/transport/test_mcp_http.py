@@ -1,4 +1,4 @@
-"""server/mcp/http.py: MCP's Streamable HTTP transport as the 2025-06-18 spec has it.
+"""server/transport/mcp_http.py: MCP's Streamable HTTP transport as the 2025-06-18 spec has it.
 
 Notifications and responses get 202 and no body; the Origin is validated (DNS
 rebinding); an unsupported MCP-Protocol-Version is 400; the reply is JSON or SSE as
@@ -15,8 +15,8 @@ from fastapi.testclient import TestClient
 from mcp_support import Session, initialize_params, rpc
 
 from servicebench_support_queue.server.app import create_app
-from servicebench_support_queue.server.mcp.http import origin_allowed, preferred_media
 from servicebench_support_queue.server.settings import Settings
+from servicebench_support_queue.server.transport.mcp_http import origin_allowed, preferred_media
 
 LOOKUP = {"name": "lookup_user", "arguments": {"email": "jane.doe@example.com"}}
 

@@ -29,12 +29,7 @@ from fastapi.responses import Response
 
 from ..lifecycle.episode import EpisodeError
 from ..lifecycle.owners import scope_client
-from ..settings import Settings
-from ..transport.body_limit import BodyRefused
-from ..transport.fast_path import CONTENT_TYPE_HEADER
-from ..transport.fast_path import _dumps as json_bytes
-from ..transport.origins import origin_allowed, origin_refusal
-from .rpc import (
+from ..mcp.rpc import (
     INVALID_REQUEST,
     SESSION_NOT_FOUND,
     TRANSPORT_ERROR,
@@ -43,8 +38,12 @@ from .rpc import (
     error_body,
     refusal,
 )
-from .server import SUPPORTED_VERSIONS, McpServer
-from .sessions import Caller
+from ..mcp.server import SUPPORTED_VERSIONS, McpServer
+from ..mcp.sessions import Caller
+from ..settings import Settings
+from .body_limit import BodyRefused
+from .fast_path import CONTENT_TYPE_HEADER, json_bytes
+from .origins import origin_allowed, origin_refusal
 
 JSON, SSE = "application/json", "text/event-stream"
 SESSION_HEADER = "mcp-session-id"
