@@ -59,6 +59,15 @@ _GREETING = re.compile(
 )
 
 
+def _tier(name: str, after: str, products: set[str]) -> bool:
+    """The name is a tier of a product: a tier word follows it ("Pro plan") and every word
+    before its last is a word of `products` (the ticket's and our domains' words: "Quillstack
+    Pro plan"), not a party's ("Acme Pro plan")."""
+    if _WORDS.findall(after.lower())[:1] not in _TIER_AFTER:
+        return False
+    return set(_WORDS.findall(name.lower())[:-1]) <= products
+
+
 def _greeted(text: str) -> frozenset[str]:
     """The names the reply greets ("Hi Farah,", "Dear Ms Okafor,": "farah", "okafor")."""
     return frozenset(match.group(1).lower() for match in _GREETING.finditer(text))
@@ -350,26 +359,19 @@ class NamedOthers:
             if _WORDS.findall(ticket_text[match.end() :].lower())[:1] in _TIER_AFTER
         }
         text = _ABBREVIATION.sub(r"\1 ", response)
-        greeted = _greeted(text) & set(_WORDS.findall(ticket_text.lower()))  # the ticket's writer
+        ticket_words = set(_WORDS.findall(ticket_text.lower()))
+        products = ticket_words.union(*(_WORDS.findall(domain) for domain in own_domains))
+        greeted = _greeted(text) & ticket_words  # the ticket's writer
         return any(  # even a name the ticket gives: it may be the vendor it asks about
             match.group(0).lower() not in tiers
             and not TIER_NAME.search(match.group(0))  # "the median Growth-plan customer"
-            and not self._tier(match.group(0), text[match.end() :], ticket_text, own_domains)
+            and not _tier(match.group(0), text[match.end() :], products)
             and greeted.isdisjoint(_WORDS.findall(match.group(0).lower()))  # "Hi Farah": hers
             and _WORDS.findall(text[: match.start()].lower())[-1:] not in (["your"], ["our"])
             and self._foreign(match.group(0), "")
             and self._stands_in(match.group(0), piece)
             for match in _NAME.finditer(text)
         )
-
-    def _tier(self, name: str, after: str, ticket_text: str, own_domains: tuple[str, ...]) -> bool:
-        """The name is a tier of a product: a tier word follows it ("Pro plan") and whatever
-        stands before its last word is a product the ticket or our domains give ("Quillstack
-        Pro plan"), not a party ("Acme Pro plan")."""
-        if _WORDS.findall(after.lower())[:1] not in _TIER_AFTER:
-            return False
-        known = " ".join((ticket_text.lower(), *own_domains))
-        return all(word in known for word in _WORDS.findall(name.lower())[:-1])
 
     def _stands_in(self, name: str, tokens: frozenset[str]) -> bool:
         """Every word of the name that could be a name is one of `tokens` (as the rules read

@@ -263,6 +263,7 @@ def test_a_piece_that_names_no_one_else_points_at_no_one(reply: str, sentence: i
         ("Hello Globex,\nGlobex Industries has been on Pro since 2019.", 1),
         # a name before a tier word is a product's tier only if the ticket gives the product
         ("Workspace on the Acme Pro plan since 2019.", 0),
+        ("Workspace on the Tob Pro plan since 2019.", 0),  # a word's part is not the word
     ],
 )
 def test_a_piece_that_names_or_speaks_of_another_points_at_them(reply: str, sentence: int) -> None:
