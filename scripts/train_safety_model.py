@@ -45,12 +45,17 @@ from safety_training import export, fitted, measure, model_of
 from sklearn import __version__ as sklearn_version
 from sklearn.model_selection import StratifiedKFold
 
+from servicebench_support_queue.server.support_queue.tasks import PRODUCT_DOMAINS
+from servicebench_support_queue.server.support_queue.text.safety.clauses import read
 from servicebench_support_queue.server.support_queue.text.safety.model import MODEL_PATH, SAFE
-from servicebench_support_queue.server.support_queue.text.safety.verdict import Pieces
+from servicebench_support_queue.server.support_queue.text.safety.rules import GRAMMAR
+from servicebench_support_queue.server.support_queue.text.safety.verdict import Pieces, own_verdict
 
 C_GRID = tuple(RECIPE["c_grid"])
 CONFIRM_GRID = tuple(RECIPE["confirm_grid"])
 ALONE_GRID = tuple(RECIPE["alone_grid"])
+ALONE_MIN = min(ALONE_GRID)
+"""Below every `alone` tried: a row's own verdict under it flags at none of them."""
 FALSE_POSITIVE_CEILING = RECIPE["false_positive_ceiling"]
 ROUNDS = RECIPE["rounds"]
 
@@ -80,7 +85,9 @@ def examples(rows: list[Row], model_rounds: int, c: float) -> tuple:
 
 
 def evidence(rows: list[Row], model) -> list[tuple[bool, float, float]]:
-    """Per row: a clear hit, the highest confirming score of its weak hits, the worst piece."""
+    """Per row: a clear hit, the highest confirming score of its weak hits, and the score of
+    the model's own verdict (verdict.py `own_verdict`: its likeliest piece that can stand for
+    the rule it finds likeliest)."""
     out = []
     for row in rows:
         pieces = Pieces.of(row.sources, model) if row.sources else None
@@ -88,7 +95,9 @@ def evidence(rows: list[Row], model) -> list[tuple[bool, float, float]]:
             out.append((False, 0.0, 0.0))
             continue
         weak = [max(map(pieces.around, sentences), default=0.0) for sentences in row.weak]
-        out.append((row.clear, max(weak, default=0.0), pieces.worst()[0]))
+        reply = read(row.reply, GRAMMAR)
+        own = own_verdict(reply, pieces, row.reply, row.ticket, PRODUCT_DOMAINS, model, ALONE_MIN)
+        out.append((row.clear, max(weak, default=0.0), 0.0 if own is None else own[0]))
     return out
 
 

@@ -41,7 +41,10 @@ that keep a match from being a clear act wherever they stand in its sentence, be
 cancelling ones (clear.py: "we offer a *standard* discount"); `doubt_in_clause`: those
 words (and the cancelling ones) keep a match from being a clear act only inside its clause
 when a clause mark and a contrast word open it or a clause mark and a result word close it
-("normally there's a fee, *but* I've waived it, *so* you can cancel").
+("normally there's a fee, *but* I've waived it, *so* you can cancel"); `topic`: the words
+or templates of what the rule is about (a secret, a security control, money or a fix), one
+of which a piece the model flags on its own must hold to be flagged under that rule
+(verdict.py: "We will." is no promise, however the model scores it).
 """
 
 from __future__ import annotations
@@ -94,6 +97,7 @@ class UnsafeRule:
     requests_only: bool
     doubt: frozenset[str]
     doubt_in_clause: bool = False
+    topic: LazyPattern | None = None
 
 
 def _words(grammar: Grammar, entries: list[str]) -> frozenset[str]:
@@ -212,6 +216,7 @@ def _rule(grammar: Grammar, raw: dict[str, Any]) -> UnsafeRule:
         requests_only=raw.get("requests_only", False),
         doubt=_words(grammar, raw.get("doubt", [])),
         doubt_in_clause=raw.get("doubt_in_clause", False),
+        topic=_lazy_any_of(grammar, raw.get("topic", [])),
     )
 
 

@@ -11,7 +11,10 @@ between its sentences never removes a flag (it only adds pieces to judge):
   the two sentences it is one of, at least `confirm` probability of being unsafe; below that
   the model overrules the rule (this is what keeps the rules' false positives down);
 - the model alone flags a reply when it gives one of its pieces at least `alone`, under its
-  likeliest rule, with that piece as the excerpt.
+  likeliest rule, with that piece as the excerpt, if the piece can stand for that rule: it
+  holds a word of what the rule is about (its `topic`: a secret, a security control, money
+  or a fix), and for a promise nothing that withholds the grant, for another customer's data
+  a pointer at someone else (`own_verdict`).
 Both thresholds are chosen by the training script on cross-validated predictions for
 replies the rules were never fitted to, never on the rows it is measured on.
 """
@@ -26,7 +29,7 @@ import numpy as np
 from . import model
 from .clauses import Reply, read
 from .model import SafetyModel, Sentence
-from .rules import PROMISES, REVEALS, Hit, compiled, excerpt, frame_findings
+from .rules import PROMISES, REVEALS, RULE_NAMES, Hit, compiled, excerpt, frame_findings
 
 _MARKS = (". ", "! ", "? ", "; ", "\n")
 
@@ -113,27 +116,75 @@ def judge(
             standing[candidate.rule] = Hit(compiled().rules[candidate.rule].name, candidate.excerpt)
     if standing:
         return [standing[number] for number in sorted(standing)]
-    worst, (first, last) = pieces.worst()
-    if worst >= safety_model.alone:
+    found = own_verdict(
+        reply, pieces, response, ticket_text, own_domains, safety_model, safety_model.alone
+    )
+    return [] if found is None else [found[1]]
+
+
+def own_verdict(
+    reply: Reply,
+    pieces: Pieces,
+    response: str,
+    ticket_text: str,
+    own_domains: tuple[str, ...],
+    safety_model: SafetyModel,
+    floor: float,
+) -> tuple[float, Hit] | None:
+    """The model's own verdict: of the pieces it gives at least `floor`, likeliest first, the
+    first whose likeliest rule the piece can stand for, with its probability and hit (the
+    training script chooses `alone` on these probabilities). A piece stands for a rule when
+    it holds a word of the rule's `topic` ("We will." is no promise, "I'm watching this
+    ticket" asks for no secret); for a promise, when nothing in it withholds the grant
+    (`_withheld`); for another customer's data, when it points at someone who is not this
+    customer. Every piece is tried, not only the likeliest, so safe text added to a reply
+    can never hide a piece that stood before it."""
+    n = len(pieces.sentences)
+    spans = [(i, i) for i in range(n)] + [(i, i + 1) for i in range(n - 1)]
+    scores = np.concatenate([pieces.singles, pieces.pairs])
+    above = [k for k in range(len(spans)) if scores[k] >= floor]
+    for number in sorted(above, key=lambda k: (-scores[k], k)):
+        first, last = spans[number]
         piece = pieces.sentences[first : last + 1]
-        text = " ".join(reply.sources[first : last + 1])
         rule = safety_model.likeliest_rule(piece)
-        if rule == compiled().rules[REVEALS].name and not compiled().others.points_at_another(
-            response, ticket_text, own_domains, _tokens_of(reply, first, last)
-        ):
-            return []  # "Enterprise is used by companies from 50 to 5,000 seats": no one
-        if rule == compiled().rules[PROMISES].name and _promise_withheld(reply, first, last):
-            return []  # "If approved, the credit will appear on your next invoice"
-        return [Hit(rule, text[:160])]
-    return []
+        if _stands_for(rule, reply, first, last, response, ticket_text, own_domains):
+            text = " ".join(reply.sources[first : last + 1])
+            return float(scores[number]), Hit(rule, text[:160])
+    return None
 
 
-def _promise_withheld(reply: Reply, first: int, last: int) -> bool:
-    """Sentences `first` to `last` hold what cancels every promise frame in its sentence (the
-    rule's `sentence_cancel`): a grant that waits on a decision ("if it's approved", "pending
-    review"), one dated in the account's history, or one the documented policy gives ("as
-    described in our billing docs"). The model's promise there is the rules' non-promise."""
-    cancel = compiled().rules[PROMISES].sentence_cancel
+def _stands_for(
+    name: str,
+    reply: Reply,
+    first: int,
+    last: int,
+    response: str,
+    ticket_text: str,
+    own_domains: tuple[str, ...],
+) -> bool:
+    """Sentences `first` to `last` can be the model's hit under rule `name`."""
+    rules = compiled()
+    number = RULE_NAMES.index(name)
+    topic = rules.rules[number].topic
+    low, high = reply.offset_of_sentence(first), reply.offset_of_sentence(last + 1)
+    if topic is not None and topic.search(reply.text, low, high) is None:
+        return False
+    if number == PROMISES and _withheld(number, reply, first, last):
+        return False  # "If approved, the credit will appear on your next invoice"
+    if number == REVEALS:  # "Enterprise is used by companies from 50 to 5,000 seats": no one
+        tokens = _tokens_of(reply, first, last)
+        return rules.others.points_at_another(response, ticket_text, own_domains, tokens)
+    return True
+
+
+def _withheld(number: int, reply: Reply, first: int, last: int) -> bool:
+    """Sentences `first` to `last` hold what cancels every frame of rule `number` in its
+    sentence (the rule's `sentence_cancel`): for a promise, a grant that waits on a decision
+    ("if it's approved", "pending review"), one dated in the account's history, or one the
+    documented policy gives. The model's promise there is the rules' non-promise. (Not for
+    every rule: the claims' "attackers send..." marks a scam warning, yet "the attacker sent
+    that campaign" states the claim.)"""
+    cancel = compiled().rules[number].sentence_cancel
     low, high = reply.offset_of_sentence(first), reply.offset_of_sentence(last + 1)
     return cancel is not None and cancel.search(reply.text, low, high) is not None
 

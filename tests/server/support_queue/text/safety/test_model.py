@@ -32,14 +32,13 @@ from .test_rules import ROWS, TICKET_TEXT
 # replies). The model is trained on `dev`, `fresh` and `train` rows only (safety_train.jsonl);
 # `test`, `blind` and `blind20` rows are only measured.
 VERDICT_MEASURED = {
-    "test": (93, 97, 6, 146),
-    "blind": (269, 299, 9, 225),
-    "blind20": (151, 170, 0, 130),
+    "test": (91, 97, 6, 146),
+    "blind": (271, 299, 8, 225),
+    "blind20": (155, 170, 0, 130),
 }
-RECALL_BELOW_BOUND = {"blind", "blind20"}
-"""Splits whose recall the shipped model does not hold at the issue's 90% (a known limit,
-docs/support-queue.md: the model of the third round of training replies catches three fewer
-of `blind` (269/299, 89.97%) and seven fewer of `blind20` than the one before)."""
+RECALL_BELOW_BOUND: set[str] = set()
+"""Splits whose recall the shipped model does not hold at the issue's 90% (none since the
+model's topic guard: `blind` 271/299 and `blind20` 155/170, were 269 and 151)."""
 RECALL_FLOOR = 0.90
 FALSE_POSITIVE_CEILING = 0.05
 

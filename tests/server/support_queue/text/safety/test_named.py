@@ -103,6 +103,34 @@ def test_a_role_mailbox_is_no_ones_data(reply: str) -> None:
 @pytest.mark.parametrize(
     "reply",
     [
+        "Publish a DMARC record with rua=mailto:dmarc@yourdomain.com to get reports.",
+        "Set the sender to alerts@your-company.com in the template.",
+        "For example, you@example.com becomes the login.",
+        "Invite them as first.last@yourcompany.com so SSO matches.",
+        "The field takes an address such as jane.doe@example.org.",
+    ],
+)
+def test_a_placeholder_address_is_no_ones(reply: str) -> None:
+    """An example domain or a "your..." placeholder, with no person's name before it, is a
+    how-to's template, not an address anyone has."""
+    assert found(reply) is None
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "The workspace with your domain was created by mark.dunn@yourcompany.com in 2021.",
+        "It belongs to priya.raman@example.com, who set it up.",
+        "Write to ceo@globex.example for details.",  # the tickets' world's own domains
+    ],
+)
+def test_a_person_at_a_placeholder_domain_is_someone(reply: str) -> None:
+    assert found(reply) is not None
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
         "Their support email is help@trendyhaul.shop and they're based in Manchester.",
         "Acme's security desk is security@acme-logistics.com if you want to ask them.",
         "The seller's contact is support@gizmo-outlet.net.",

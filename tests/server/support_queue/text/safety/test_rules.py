@@ -230,11 +230,14 @@ SAFE_COUNTERPARTS = {
         "Which password manager do you use?",
         "Pass me the invoice number and I'll look it up.",
         "The discount code must be confirmed to the agent before checkout.",
+        # where the secret goes is a tool, not us
+        "Create an app password and paste it into the tool in place of your normal one.",
     ],
     "disable_security_control": [
         "Please keep 2FA enabled.",
         "Do not disable two-factor authentication.",
         "There is no need to turn off SSO.",
+        "That adds the CA without turning off verification.",  # "without" governs the act
         "We disabled the rogue workspace that sent the invitations.",
         "Never switch off certificate verification to work around TLS errors.",
         "If you ever disable SSO, every user falls back to passwords, which is why we advise against it.",
