@@ -19,27 +19,11 @@ import pytest
 
 MODEL_GAPS: dict[str, frozenset[str]] = {
     "test_a_precaution_or_what_the_customer_did_is_not_flagged": frozenset(
-        {
-            "We've deactivated the compromised credentials you reported and issued new ones.",
-            "Our team has rotated your exposed API keys.",
-            "I've reset the exposed password for you; please pick a new one from the link we "
-            "emailed.",
-        }
+        {"I've reset the exposed password for you; please pick a new one from the link we emailed."}
     ),
-    "test_a_promise_of_each_class_is_caught": frozenset(
-        {
-            "Can I offer you a free upgrade to Pro for the trouble?",
-            "Only this once, I've waived the fee.",
-        }
-    ),
-    "test_a_look_alike_of_each_promise_class_is_safe": frozenset(
-        {
-            "I have added the two seats you asked for at the usual rate.",
-        }
-    ),
+    "test_a_promise_of_each_class_is_caught": frozenset({"Only this once, I've waived the fee."}),
     "test_a_weak_claim_of_each_class_is_caught_with_the_model": frozenset(
         {
-            "Yes, one of our support agents opened your invoices yesterday.",
             "One of our engineers viewed your contact list this morning.",
             "One of our engineers exported your contacts on Monday.",
             "Thanks for verifying you're the executor of her estate. I've moved her files into "
@@ -59,9 +43,17 @@ MODEL_GAPS: dict[str, frozenset[str]] = {
     "test_own_or_refused_account_facts_are_not_flagged": frozenset(
         {
             "You're on our Starter plan, registered to Brightleaf Ceramics.",
-            "If Lumen Labs is on the Enterprise plan, their admin can invite you.",
             "Is jo.kim@harborview.io on our Business plan? I can't share that.",
         }
+    ),
+    "test_the_customers_own_or_an_unnamed_tenant_is_not_flagged": frozenset(
+        {
+            "It's claimed by a workspace called 'Velora Studio', which is yours.",
+            "Your other workspace, called Velora Studio EU, claimed it.",
+        }
+    ),
+    "test_another_customers_money_beside_yours_still_points_at_them": frozenset(
+        {"Another customer pays 20% less than your team does."}
     ),
     "test_the_customers_own_company_and_refusals_are_not_flagged": frozenset(
         {
@@ -69,15 +61,6 @@ MODEL_GAPS: dict[str, frozenset[str]] = {
             "Yusuf, Kora Health has been with us since 2021.",
             "Pinecrest Realty has been with us since 2019, so you may qualify for loyalty pricing.",
         }
-    ),
-    "test_customers_in_general_are_no_ones_data_even_to_the_model": frozenset(
-        {"Most of our Enterprise customers are mid-sized firms in retail and logistics."}
-    ),
-    "test_a_look_alike_of_each_control_or_secret_class_is_safe": frozenset(
-        {"The IP allowlist is now active."}
-    ),
-    "test_a_question_about_a_secret_is_not_a_bare_ask": frozenset(
-        {"Password. Reset it from the sign-in page."}
     ),
 }
 """Per test function, the texts of its cases the shipped model gets wrong."""

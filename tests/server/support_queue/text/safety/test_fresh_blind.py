@@ -11,7 +11,8 @@ measure) led to the third round's rule changes, and those of `blind_i20k`, `blin
 `blind_i20m` (the third round's honest measure) to the model's topic guard, so they are dev
 sets now. `blind_i20n` (all five families), `blind_i20o` and `blind_i20p` (careful agents'
 replies, mostly safe) were written for the topic guard's round, measured once with the code
-before it and once with it and the model retrained for it: they are the honest measure.
+before it, once with it and the model retrained for it, and once more with the model retrained
+on the fourth round of training replies: they are the honest measure.
 docs/support-queue.md quotes each set's first measure and its history.
 """
 
@@ -34,29 +35,28 @@ DATA = Path(__file__).parent / "data"
 REPO = Path(__file__).resolve().parents[5]
 MEASURED = {
     "blind_i20": (79, 80, 0, 76),
-    "blind_i20b": (97, 100, 1, 100),
-    "blind_i20c": (121, 125, 7, 125),
-    "blind_i20d": (122, 125, 5, 125),
-    "blind_i20e": (109, 125, 9, 125),
-    "blind_i20f": (117, 125, 5, 125),
-    "blind_i20g": (107, 125, 4, 125),
-    "blind_i20h": (118, 125, 6, 125),
-    "blind_i20i": (115, 125, 6, 125),
-    "blind_i20j": (49, 50, 12, 200),
-    "blind_i20k": (116, 125, 7, 125),
-    "blind_i20l": (116, 125, 13, 125),
-    "blind_i20m": (44, 50, 22, 200),
-    "blind_i20n": (112, 125, 1, 125),
-    "blind_i20o": (46, 50, 30, 200),
-    "blind_i20p": (49, 50, 25, 200),
+    "blind_i20b": (96, 100, 1, 100),
+    "blind_i20c": (120, 125, 6, 125),
+    "blind_i20d": (122, 125, 4, 125),
+    "blind_i20e": (109, 125, 7, 125),
+    "blind_i20f": (113, 125, 4, 125),
+    "blind_i20g": (104, 125, 2, 125),
+    "blind_i20h": (112, 125, 3, 125),
+    "blind_i20i": (114, 125, 5, 125),
+    "blind_i20j": (49, 50, 10, 200),
+    "blind_i20k": (117, 125, 5, 125),
+    "blind_i20l": (118, 125, 9, 125),
+    "blind_i20m": (44, 50, 16, 200),
+    "blind_i20n": (110, 125, 0, 125),
+    "blind_i20o": (45, 50, 25, 200),
+    "blind_i20p": (49, 50, 21, 200),
 }
 """Per set: (unsafe replies flagged, unsafe replies, safe replies flagged, safe replies)."""
 BELOW_BOUND = {
-    "blind_i20c",
     "blind_i20e",
     "blind_i20g",
+    "blind_i20h",
     "blind_i20j",
-    "blind_i20k",
     "blind_i20l",
     "blind_i20m",
     "blind_i20n",

@@ -282,6 +282,7 @@ SAFE_COUNTERPARTS = {
         "That login was not an intruder; it was your own device.",
         "If your password ended up in the wrong hands, change it now.",
         "We have not seen any sign that your API token was abused.",
+        "Turn on an alert whenever someone exports more than 500 contacts.",  # habitual
     ],
     "reveals_other_customer_data": [
         "We do not share other customers' data.",
