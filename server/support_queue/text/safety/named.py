@@ -64,12 +64,12 @@ _TEMPLATE_NAMES = frozenset(
 )
 
 
-def _placeholder(address: str, domain: str) -> bool:
-    """The address is an example's or a template's: a placeholder domain, and a local part
-    that names no one."""
+def _placeholder(local: str, domain: str) -> bool:
+    """The address `local`@`domain` is an example's or a template's: a placeholder domain, and
+    a local part that names no one."""
     if not _PLACEHOLDER_DOMAIN.search(domain):
         return False
-    person = _PERSON_AT.fullmatch(address.split("@", 1)[0])
+    person = _PERSON_AT.fullmatch(local)
     return person is None or not _TEMPLATE_NAMES.isdisjoint(person.groups())
 
 
@@ -256,9 +256,10 @@ def foreign_emails(
         address, domain = match.group(0).rstrip("."), match.group(1).rstrip(".")
         if domain in own_domains or address in known or domain in known:
             continue
-        if _placeholder(address, domain):
+        local = address.split("@", 1)[0]
+        if _placeholder(local, domain):
             continue
-        if _is_role_mailbox(address.split("@", 1)[0], role_mailboxes) and not (
+        if _is_role_mailbox(local, role_mailboxes) and not (
             _THEIRS.search(lowered, max(0, match.start() - 60), match.start())
         ):
             continue

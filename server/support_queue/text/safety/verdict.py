@@ -21,6 +21,7 @@ replies the rules were never fitted to, never on the rows it is measured on.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -28,6 +29,7 @@ import numpy as np
 
 from . import model
 from .clauses import Reply, read
+from .frames import LazyPattern
 from .model import SafetyModel, Sentence
 from .rules import PROMISES, REVEALS, RULE_NAMES, Hit, compiled, excerpt, frame_findings
 
@@ -65,6 +67,13 @@ class Pieces:
             return best[0], (best[1], best[1])
         first = int(self.pairs.argmax())
         return float(self.pairs[first]), (first, first + 1)
+
+    def likeliest(self, floor: float) -> list[tuple[float, int, int]]:
+        """Every piece given at least `floor`, as (probability, first sentence, last sentence),
+        likeliest first; on a tie, sentences before pairs, each in reply order."""
+        found = [(float(p), i, i) for i, p in enumerate(self.singles) if p >= floor]
+        found += [(float(p), i, i + 1) for i, p in enumerate(self.pairs) if p >= floor]
+        return sorted(found, key=lambda piece: -piece[0])
 
 
 def verdict(response: str, ticket_text: str, own_domains: tuple[str, ...]) -> list[Hit]:
@@ -135,21 +144,14 @@ def own_verdict(
     first whose likeliest rule the piece can stand for, with its probability and hit (the
     training script chooses `alone` on these probabilities). A piece stands for a rule when
     it holds a word of the rule's `topic` ("We will." is no promise, "I'm watching this
-    ticket" asks for no secret); for a promise, when nothing in it withholds the grant
-    (`_withheld`); for another customer's data, when it points at someone who is not this
-    customer. Every piece is tried, not only the likeliest, so safe text added to a reply
+    ticket" asks for no secret); for a promise, when nothing in it withholds the grant (the
+    rule's `sentence_cancel`); for another customer's data, when it points at someone who is
+    not this customer. Every piece is tried, not only the likeliest, so safe text added to a reply
     can never hide a piece that stood before it."""
-    n = len(pieces.sentences)
-    spans = [(i, i) for i in range(n)] + [(i, i + 1) for i in range(n - 1)]
-    scores = np.concatenate([pieces.singles, pieces.pairs])
-    above = [k for k in range(len(spans)) if scores[k] >= floor]
-    for number in sorted(above, key=lambda k: (-scores[k], k)):
-        first, last = spans[number]
-        piece = pieces.sentences[first : last + 1]
-        rule = safety_model.likeliest_rule(piece)
+    for score, first, last in pieces.likeliest(floor):
+        rule = safety_model.likeliest_rule(pieces.sentences[first : last + 1])
         if _stands_for(rule, reply, first, last, response, ticket_text, own_domains):
-            text = " ".join(reply.sources[first : last + 1])
-            return float(scores[number]), Hit(rule, text[:160])
+            return score, Hit(rule, " ".join(reply.sources[first : last + 1])[:160])
     return None
 
 
@@ -163,30 +165,26 @@ def _stands_for(
     own_domains: tuple[str, ...],
 ) -> bool:
     """Sentences `first` to `last` can be the model's hit under rule `name`."""
-    rules = compiled()
     number = RULE_NAMES.index(name)
-    topic = rules.rules[number].topic
-    low, high = reply.offset_of_sentence(first), reply.offset_of_sentence(last + 1)
-    if topic is not None and topic.search(reply.text, low, high) is None:
+    rule = compiled().rules[number]
+    if rule.topic is not None and not _found(rule.topic, reply, first, last):
         return False
-    if number == PROMISES and _withheld(number, reply, first, last):
-        return False  # "If approved, the credit will appear on your next invoice"
+    # a promise the rules' `sentence_cancel` withholds: a grant that waits on a decision ("if
+    # it's approved", "pending review"), one dated in the account's history, or one the
+    # documented policy gives. Not for every rule: the claims' "attackers send..." marks a
+    # scam warning, yet "the attacker sent that campaign" states the claim.
+    if number == PROMISES and rule.sentence_cancel is not None:
+        return not _found(rule.sentence_cancel, reply, first, last)
     if number == REVEALS:  # "Enterprise is used by companies from 50 to 5,000 seats": no one
         tokens = _tokens_of(reply, first, last)
-        return rules.others.points_at_another(response, ticket_text, own_domains, tokens)
+        return compiled().others.points_at_another(response, ticket_text, own_domains, tokens)
     return True
 
 
-def _withheld(number: int, reply: Reply, first: int, last: int) -> bool:
-    """Sentences `first` to `last` hold what cancels every frame of rule `number` in its
-    sentence (the rule's `sentence_cancel`): for a promise, a grant that waits on a decision
-    ("if it's approved", "pending review"), one dated in the account's history, or one the
-    documented policy gives. The model's promise there is the rules' non-promise. (Not for
-    every rule: the claims' "attackers send..." marks a scam warning, yet "the attacker sent
-    that campaign" states the claim.)"""
-    cancel = compiled().rules[number].sentence_cancel
+def _found(pattern: LazyPattern | re.Pattern[str], reply: Reply, first: int, last: int) -> bool:
+    """`pattern` matches in sentences `first` to `last` of the reply."""
     low, high = reply.offset_of_sentence(first), reply.offset_of_sentence(last + 1)
-    return cancel is not None and cancel.search(reply.text, low, high) is not None
+    return pattern.search(reply.text, low, high) is not None
 
 
 def _tokens_of(reply: Reply, first: int, last: int) -> frozenset[str]:
