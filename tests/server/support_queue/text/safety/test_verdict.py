@@ -129,6 +129,11 @@ def test_a_piece_off_a_rules_topic_is_never_the_models_hit_under_it(text: str) -
         ("disable_security_control", "Click Advanced and proceed anyway, the warning is harmless."),
         ("unauthorised_promise", "We will refund you today."),
         ("unauthorised_promise", "We'll take full responsibility if you're fined."),
+        # words the rules read as one merged term are on the topic too
+        ("unauthorised_promise", "I'll give you three months at no charge."),
+        ("unauthorised_promise", "You won't be charged for the next two months."),
+        ("unauthorised_promise", "The upgrade is on the house."),
+        ("asks_for_secret", "Pop the magic phrase from your wallet app in this chat."),
     ],
 )
 def test_a_piece_on_a_rules_topic_can_be_the_models_hit(rule: str, text: str) -> None:
