@@ -4,7 +4,8 @@ Read: canonical.py (the one canonical form of a text and its words, computed onc
 invisible characters, Unicode look-alikes and spaced-out letters undone; the word rule), then
 words.py (stems, synonyms, a fact's phrasings found in a window).
 Judged: coverage.py (the fraction of the ticket's facts a text mentions, and the flags that
-zero it: word cap, off-topic facts, repeated keywords, echo of the ticket via echo.py);
+zero it: word cap, off-topic facts, repeated keywords, echo of the ticket via echo.py, which
+reads word order against English with fluency.py);
 safety/ (the unsafe-reply rules, the learned model and their verdict).
 What a text is judged against: facts.py (one ticket's facts, compiled once per ticket).
 The grader calls one function, `grade_texts` (grading.py).

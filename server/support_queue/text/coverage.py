@@ -24,7 +24,10 @@ window). A text earns no coverage at all (flag in brackets) when
   with filler is a paste: `ECHO_LIMITS.dense_share`); a text with many of the ticket's words
   in an order no more the ticket's than chance is a sample of them
   (`ECHO_LIMITS.sample_*`), and one that splits the ticket's word pairs with filler is a
-  copy woven with it (`ECHO_LIMITS.woven_*`). The summary is an
+  copy woven with it (`ECHO_LIMITS.woven_*`); a sample too short for that order to tell,
+  whose small words stand where English never puts them, is one too (`ECHO_LIMITS.salad_*`,
+  fluency.py), and so is a text of the ticket's own sentences, whole, in any order
+  (`ECHO_LIMITS.excerpt_*`). `EchoLimit.echoed_by` names the tests a text fails. The summary is an
   internal note and may quote the ticket's phrases, so only a (near-)verbatim excerpt loses it.
 A list of only this ticket's facts earns the same as a genuine text, never more.
 """
@@ -52,8 +55,12 @@ REPEAT_MIN_WORDS = 8
 
 ECHO_LIMITS: Mapping[str, EchoLimit] = MappingProxyType(
     {
-        "summary": EchoLimit(share=0.95, min_copied=8, lifted=0.79, dense_share=0.97),
-        "response": EchoLimit(share=0.75, min_copied=8, lifted=0.88, dense_share=0.85),
+        "summary": EchoLimit(
+            share=0.95, min_copied=8, lifted=0.79, dense_share=0.97, salad_fluency=0.19
+        ),
+        "response": EchoLimit(
+            share=0.75, min_copied=8, lifted=0.88, dense_share=0.85, salad_fluency=0.3
+        ),
     }
 )
 
@@ -95,20 +102,7 @@ def coverage_of(text: CanonicalText, component: TextComponent, facts: TicketFact
         flags.append("repeated_keywords")
     limit = ECHO_LIMITS[component]
     echo = measure(text, facts.echo, component, limit)
-    if (
-        (echo.share >= limit.share and echo.copied >= limit.min_copied)
-        or (echo.dense_share >= limit.dense_share and echo.dense_copied >= limit.min_copied)
-        or (
-            echo.lifted >= limit.lifted
-            and echo.narrative >= limit.min_copied
-            and (echo.order < limit.lifted_order or echo.share >= limit.lifted_share)
-        )
-        or (
-            echo.ticket_tokens >= limit.sample_min
-            and echo.order < limit.sample_slope * echo.ticket_tokens + limit.sample_offset
-        )
-        or (echo.woven >= limit.woven_min and echo.woven >= limit.woven_share * echo.ticket_tokens)
-    ):
+    if limit.echoed_by(echo):
         flags.append("echoes_ticket")
     return Coverage(
         coverage=0.0 if flags else len(matched) / len(own),

@@ -45,6 +45,17 @@ words, which this must never zero. `woven` counts the ticket's pairs split apart
 by one or two tokens that are not the ticket's: the ticket copied word by word with filler
 between; a genuine text rarely splits the ticket's pairs, and never most of them.
 
+Two more read what order cannot. A sample too short for `order` to tell (a few dozen of the
+ticket's words, shuffled, padded or interleaved, that may hold a fact's words by chance) is
+not English: `fluency` (fluency.py) reads where its small words stand against written
+support English, so a text with at least `salad_min` of the ticket's tokens, in an order no
+more the ticket's than `salad_order`, whose small words stand where English never puts
+them, is the ticket's words echoed (the `salad_*` limits; a terse note or a list of facts
+has too few small words to be judged). And a text whose sentences are, three or more of
+them and nearly all its words, whole sentences of the ticket (`_verbatim`) is an excerpt of
+it in whatever order (the `excerpt_*` limits); a note that quotes the ticket's event lines
+among sentences of its own is not.
+
 Restating a fact in the ticket's words ("the TLS certificate on that server expired at
 13:57 UTC") copies a few runs and leaves most relevant tokens the writer's own; that is
 a genuine reply. The limits (`ECHO_LIMITS` in coverage.py) sit above every gold text of
@@ -64,6 +75,7 @@ from math import sqrt
 from types import MappingProxyType
 
 from .canonical import WORD, CanonicalText, canonical_text, word_pattern
+from .fluency import fluency
 from .words import STOP_WORDS, stem
 
 MIN_RUN = 4
@@ -226,6 +238,44 @@ class EchoLimit:
     woven_share: float = 0.2
     """A text is a copy woven with filler when at least `woven_min`, and `woven_share` of its
     ticket tokens, are `woven` (see `Echo`)."""
+    salad_fluency: float = 0.19
+    salad_order: float = 4.0
+    salad_min: int = 8
+    """A text with at least `salad_min` of the ticket's tokens, over at least `salad_min` word
+    pairs, is a sample of the ticket's words when its fluency (fluency.py) is below
+    `salad_fluency` and its `order` below `salad_order`: its words stand in no English order
+    and in no order of the ticket's, however few they are."""
+    excerpt_min: int = 3
+    excerpt_share: float = 0.9
+    """A text of at least `excerpt_min` sentences that are pieces of the ticket, making
+    `excerpt_share` of its sentences' relevant tokens, is an excerpt of the ticket in whatever
+    order (a genuine note that quotes the ticket's event lines has sentences of its own)."""
+
+    def salad_measured(self, ticket_tokens: int, order: float) -> bool:
+        """Whether fluency can decide anything for a text with these measures (it is read
+        only then: the salad test needs both)."""
+        return ticket_tokens >= self.salad_min and order < self.salad_order
+
+    def echoed_by(self, echo: Echo) -> list[str]:
+        """The tests (see the fields above) by which `echo` is an echo of its ticket."""
+        tests = {
+            "share": echo.share >= self.share and echo.copied >= self.min_copied,
+            "dense": echo.dense_share >= self.dense_share and echo.dense_copied >= self.min_copied,
+            "lifted": echo.lifted >= self.lifted
+            and echo.narrative >= self.min_copied
+            and (echo.order < self.lifted_order or echo.share >= self.lifted_share),
+            "sample": echo.ticket_tokens >= self.sample_min
+            and echo.order < self.sample_slope * echo.ticket_tokens + self.sample_offset,
+            "woven": echo.woven >= self.woven_min
+            and echo.woven >= self.woven_share * echo.ticket_tokens,
+            "salad": echo.fluency is not None
+            and self.salad_measured(echo.ticket_tokens, echo.order)
+            and echo.pairs >= self.salad_min
+            and echo.fluency < self.salad_fluency,
+            "excerpt": echo.excerpt_sentences >= self.excerpt_min
+            and echo.excerpt_share >= self.excerpt_share,
+        }
+        return [name for name, found in tests.items() if found]
 
 
 @dataclass(frozen=True, slots=True)
@@ -252,6 +302,14 @@ class Echo:
     """Pairs of the text's ticket tokens that follow each other in the ticket but stand
     apart in the text, with one or two tokens that are not the ticket's between them: a copy
     woven with filler."""
+    fluency: float | None = None
+    """How much the text's word order reads as English (fluency.py), over `pairs` pairs;
+    read only where it can decide (`EchoLimit.salad_measured`), else None."""
+    pairs: int = 0
+    excerpt_sentences: int = 0
+    """The text's sentences that are pieces of the ticket (see `_verbatim`)."""
+    excerpt_share: float = 0.0
+    """Their share of the relevant tokens of the text's sentences."""
 
 
 def _marks(tokens: list[str], ticket: TicketEcho) -> bytearray:
@@ -280,34 +338,46 @@ def _copied(tokens: list[str], ticket: TicketEcho) -> bytearray:
     return copied
 
 
+@dataclass(frozen=True, slots=True)
+class Verbatim:
+    """The sentences of a text that are pieces of the ticket (see `_verbatim`)."""
+
+    marks: bytearray
+    """Per token, 1 when its sentence is a piece of the ticket and it is a relevant token."""
+    sentences: int
+    """How many sentences are pieces of the ticket."""
+    share: float
+    """Their relevant tokens over those of every sentence with at least `VERBATIM_MIN`."""
+
+
 def _verbatim(
     tokens: list[str], starts: list[int], keep: list[bool], text: CanonicalText, ticket: TicketEcho
-) -> bytearray:
-    """Per token, 1 when it is one of its sentence's relevant tokens (`keep`), and those, at
-    least `VERBATIM_MIN` of them, stand together in the ticket in the same order: a sentence
-    that is a piece of the ticket (a name line, "Please return the duplicate."), however
-    short, and whatever filler is added to it, is copied."""
+) -> Verbatim:
+    """A sentence is a piece of the ticket when its relevant tokens (`keep`), at least
+    `VERBATIM_MIN` of them, stand together in the ticket in the same order: a sentence that is
+    a piece of the ticket (a name line, "Please return the duplicate."), however short, and
+    whatever filler is added to it, is copied."""
     marks = bytearray(len(tokens))
-    ends = iter(_sentence_ends(text.text))
-    end, run = next(ends), []
-    for i, start in enumerate(starts):
-        while start >= end:  # the sentence ended before this token: judge its run
-            _mark_if_together(run, tokens, ticket, marks)
-            end, run = next(ends), []
-        if keep[i]:
-            run.append(i)
-    _mark_if_together(run, tokens, ticket, marks)
-    return marks
-
-
-def _mark_if_together(
-    run: list[int], tokens: list[str], ticket: TicketEcho, marks: bytearray
-) -> None:
-    """Mark the tokens at `run` (one sentence's relevant tokens) when there are at least
-    `VERBATIM_MIN` of them and they stand together, in this order, in the ticket."""
-    if len(run) >= VERBATIM_MIN and ticket.stands_together([tokens[i] for i in run]):
+    runs = [run for run in _sentence_runs(starts, keep, text) if len(run) >= VERBATIM_MIN]
+    pieces = [run for run in runs if ticket.stands_together([tokens[i] for i in run])]
+    for run in pieces:
         for i in run:
             marks[i] = 1
+    judged = sum(map(len, runs))
+    return Verbatim(marks, len(pieces), sum(map(len, pieces)) / judged if judged else 0.0)
+
+
+def _sentence_runs(starts: list[int], keep: list[bool], text: CanonicalText) -> list[list[int]]:
+    """Per sentence of the text, the indices of its relevant tokens (`keep`)."""
+    ends = iter(_sentence_ends(text.text))
+    end, runs = next(ends), [[]]
+    for i, start in enumerate(starts):
+        while start >= end:  # the sentence ended before this token
+            end = next(ends)
+            runs.append([])
+        if keep[i]:
+            runs[-1].append(i)
+    return runs
 
 
 def _sentence_ends(text: str) -> list[int]:
@@ -330,7 +400,8 @@ def measure(
     the relevant tokens alone is measured only where it can decide something: given `limit`,
     when the in-order share has not reached its own limit and the text's relevant tokens could
     reach `limit.dense_share` (a copied token is one of the ticket's, so their share bounds
-    it); otherwise it is reported as 0."""
+    it); otherwise it is reported as 0. Fluency, likewise, only where the salad test needs it
+    (`EchoLimit.salad_measured`; always without `limit`); otherwise it is None."""
     tokens, starts = _tokens_at(text, ticket.identifiers)
     relevant, narrative, vocabulary = (
         ticket.relevant[component],
@@ -338,7 +409,8 @@ def measure(
         ticket.vocabulary,
     )
     keep = list(map(relevant.__contains__, tokens))
-    verbatim = _verbatim(tokens, starts, keep, text, ticket)
+    pieces = _verbatim(tokens, starts, keep, text, ticket)
+    verbatim = pieces.marks
     copied = _copied(tokens, ticket)
     copied = bytearray(map(max, copied, verbatim)) if any(verbatim) else copied
     dense = list(compress(tokens, keep))  # the relevant tokens, filler set aside
@@ -358,6 +430,9 @@ def measure(
             dense_copied = bytearray(map(max, _copied(dense, ticket), compress(verbatim, keep)))
     order, ticket_tokens = _order(tokens, ticket)
     woven = _woven(tokens, ticket)
+    read = None
+    if limit is None or limit.salad_measured(ticket_tokens, order):
+        read = fluency(text.text)
     return Echo(
         share=share,
         copied=copied_count,
@@ -368,6 +443,10 @@ def measure(
         order=order,
         ticket_tokens=ticket_tokens,
         woven=woven,
+        fluency=read.score if read else None,
+        pairs=read.pairs if read else 0,
+        excerpt_sentences=pieces.sentences,
+        excerpt_share=pieces.share,
     )
 
 

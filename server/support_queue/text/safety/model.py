@@ -165,6 +165,8 @@ class Table:
                 sizes.append(sum(map(len, rows)))
         if sum(sizes):
             keys = np.concatenate(found) + np.repeat(bases, sizes)
+            if groups << self.bits <= np.iinfo(np.int32).max:
+                keys = keys.astype(np.int32)  # sorted in about half the time of 64-bit keys
             keys, counts = np.unique(keys, return_counts=True)
             group, rows = keys >> self.bits, keys & ((1 << self.bits) - 1)
             values = self.idf[rows] * (1.0 + np.log(counts))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import random
+import re
 
 import pytest
 
@@ -292,3 +293,93 @@ def test_a_sentence_that_is_a_piece_of_the_ticket_is_copied_however_short() -> N
     assert echo.share == 1.0 and echo.copied == echo.dense_copied == 4
     own = "Expired certificate. Noted, lovely okay. 13:57 since. Okay, lovely."
     assert measure(canonical_text(own), TICKET, "summary", limit).copied == 0
+
+
+# ------------------------------------------------------------------ samples too short for order
+
+
+def _sample(ticket: CanonicalTicket, size: int, seed: int) -> str:
+    """`size` of the ticket's words in a random order."""
+    words = re.findall(r"[^\W_]+", ticket.public_text)
+    random.Random(f"{ticket.ticket_id}/{size}/{seed}").shuffle(words)
+    return " ".join(words[:size])
+
+
+def test_a_short_sample_of_the_tickets_words_earns_almost_nothing_with_or_without_filler() -> None:
+    """Thirty of the ticket's words in a random order hold too few of its tokens for their
+    order against the ticket to tell them from a paraphrase (the `sample_*` test), and by
+    chance they can hold a fact's words; they are in no English order, so they are the
+    ticket's words echoed (`salad_*`: fluency.py), alone, after a sentence of filler, or
+    between two: no sample earns more than 0.25, the issue's bound for any ticket, and hardly
+    any earns anything (without the salad test, 0.5 and more)."""
+    filler = "Thanks so much for reaching out to our team today."
+    found = []
+    for ticket in ALL_TICKETS:
+        for seed in range(20):
+            sample = _sample(ticket, 30, seed)
+            for component, text in (
+                ("summary", sample),
+                ("summary", f"{filler} {sample}"),
+                ("response", f"{filler} {sample} {filler}"),
+            ):
+                found.append(score_text(text, ticket, component).coverage)  # type: ignore[arg-type]
+    assert max(found) <= 0.25
+    assert sum(c > 0 for c in found) <= 0.01 * len(found)
+
+
+def test_the_salad_test_reads_english_order_not_the_words() -> None:
+    """The same words as a terse note in an order of its own (far from the ticket's) keep
+    their coverage; scrambled, they lose it."""
+    ticket = BY_ID["SQ-1002"]
+    note = "Card expired, so INV-20417 payment declined; owner updated card and invoice now paid."
+    kept = score_text(note, ticket, "summary")
+    assert kept.coverage > 0 and "echoes_ticket" not in kept.flags
+    words = note.replace(",", "").replace(";", "").replace(".", "").split()
+    random.Random(3).shuffle(words)
+    scrambled = " ".join(words)
+    limit, echo = ECHO_LIMITS["summary"], facts_for(ticket).echo
+    assert measure(canonical_text(scrambled), echo, "summary").fluency < limit.salad_fluency
+    assert measure(canonical_text(note), echo, "summary").fluency > limit.salad_fluency
+
+
+# ------------------------------------------------------------------ excerpts of whole sentences
+
+
+def _ticket_sentences(ticket: CanonicalTicket) -> list[str]:
+    """The ticket's sentences and lines with at least three words, as written."""
+    pieces = re.split(r"(?<=[.!?])\s+|\n", ticket.public_text)
+    return [p.strip() for p in pieces if len(p.split()) >= 3]
+
+
+def test_a_summary_of_the_tickets_own_sentences_in_any_order_earns_almost_nothing() -> None:
+    """Three to five of the ticket's sentences, whole, in any order, with a word of one's own
+    between them, are an excerpt of the ticket, not a note (`excerpt_*`): over the canonical
+    tickets and 60 held-out seeds, none earns more than 0.25 and hardly any earns anything
+    (without the excerpt test, 11 of 2,745 earned more than 0.25)."""
+    found = []
+    for task in TASKS:
+        for seed in (None, *range(100_000, 100_060)):
+            variant = variant_for(task.card.id, seed)
+            for ticket in variant.task.tickets:
+                sentences = _ticket_sentences(ticket)
+                for k in range(5):
+                    rng = random.Random(f"{ticket.ticket_id}/{seed}/{k}")
+                    chosen = rng.sample(sentences, min(len(sentences), rng.randint(3, 5)))
+                    text = capped(" Noted. ".join(s.rstrip(".") + "." for s in chosen), "summary")
+                    facts = variant.facts[ticket.ticket_id]
+                    found.append(score_text(text, ticket, "summary", facts).coverage)
+    assert max(found) <= 0.25
+    assert sum(c > 0 for c in found) <= 0.005 * len(found)
+
+
+def test_a_note_that_quotes_two_event_lines_keeps_its_coverage() -> None:
+    """Quoting the ticket's event lines is what a note does; with sentences of its own the
+    note is no excerpt."""
+    ticket = BY_ID["SQ-1002"]
+    quoted = [e for e in ticket.recent_events if len(e.split()) >= 4][:2]
+    note = (
+        f"Cx confirms it's sorted. {quoted[0]}. {quoted[1]}. "
+        "Expired card swapped by the owner; nothing left for us to do, close it."
+    )
+    result = score_text(note, ticket, "summary")
+    assert "echoes_ticket" not in result.flags and result.coverage > 0

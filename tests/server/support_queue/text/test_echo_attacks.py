@@ -5,14 +5,15 @@ cap: the whole ticket (subject, body, events) joined into one "word" by "-" or "
 word backwards, shuffled, interleaved with filler, or shuffled and padded with filler (two
 different fillers); the body alone or the events alone, shuffled; the ticket's sentences
 reordered; half of its sentences with a word of one's own between them. The issue's bound is
-a mean coverage of at most 0.10 and no ticket above 0.25. Every cell meets the mean; joined
-and reversed echoes meet the whole bound, as do interleaved and sentence-reordered replies. The cells of
-`NOT_YET_WITHIN_BOUND` do not yet, and are held at what was measured so they cannot grow (the
-known limits of docs/support-queue.md): a short sample of the ticket's words, too short for
-its order to tell it from a paraphrase, that happens to hold its fact-bearing words earns
-those facts (the events are mostly facts); and an excerpt of whole sentences in the ticket's
-order is what a genuine extractive note is (test_genuine_texts.py: the word-order gate that
-keeps genuine notes' coverage lets some through).
+a mean coverage of at most 0.10 and no ticket above 0.25. Every cell meets the mean, and every
+cell but two meets the whole bound: samples of the ticket's words too short for their order
+against the ticket to say anything are read against English word order instead (echo.py
+`salad_*`, fluency.py), and a text of the ticket's own sentences is an excerpt (`excerpt_*`).
+The two cells of `NOT_YET_WITHIN_BOUND` do not yet, and are held at what was measured so they
+cannot grow (the known limits of docs/support-queue.md): a summary of whole sentences of the
+ticket, reordered, where the ticket's lines are glued with no stop between them or a filler
+word happens to be one of the ticket's ("Noted." after "notes export"), reads as sentences of
+its own, which an extractive note may have.
 """
 
 from __future__ import annotations
@@ -95,19 +96,8 @@ ISSUE_BOUND = (0.10, 0.0)
 # the 1,809 texts of each cell, rounded up: a known limit docs/support-queue.md states, held
 # here so it cannot grow. Every other cell meets the issue's bound.
 NOT_YET_WITHIN_BOUND = {
-    ("shuffled", "summary"): (0.10, 0.01),
-    ("shuffled", "response"): (0.10, 0.01),
-    ("body shuffled", "summary"): (0.10, 0.01),
-    ("body shuffled", "response"): (0.10, 0.01),
-    ("interleaved", "summary"): (0.10, 0.01),
-    ("padded", "summary"): (0.10, 0.03),
-    ("padded", "response"): (0.10, 0.01),
-    ("padded, other filler", "summary"): (0.10, 0.03),
-    ("padded, other filler", "response"): (0.10, 0.01),
-    ("events shuffled", "summary"): (0.10, 0.03),
-    ("events shuffled", "response"): (0.10, 0.03),
-    ("sentences reordered", "summary"): (0.10, 0.01),
-    ("half the sentences, own words between", "summary"): (0.10, 0.01),
+    ("sentences reordered", "summary"): (0.10, 0.002),
+    ("half the sentences, own words between", "summary"): (0.10, 0.002),
 }
 
 

@@ -26,6 +26,14 @@ from servicebench_support_queue.server.support_queue.text import ECHO_LIMITS, ca
 from servicebench_support_queue.server.support_queue.text.echo import measure
 
 GENUINE_PATH = Path(__file__).parent / "data" / "genuine_texts.jsonl"
+FRESH_PATH = Path(__file__).parent / "data" / "genuine_texts_fresh.jsonl"
+"""180 more (a summary and a first reply for tickets of validation seeds 110,000-110,039), by
+six writers who saw neither the grader, its tests nor the other set, in four styles (plain,
+paraphrase, terse, bullets), written to measure the salad and excerpt tests of echo.py."""
+FRESH_FLAGGED = {"summary": 7, "response": 0}
+"""Fresh genuine texts flagged `echoes_ticket`, as measured: notes in the plain and bullets
+styles that copy 90-100% of their relevant words in the ticket's order (the `lifted` test with
+its in-order share, or the in-order share itself); none by the salad or excerpt tests."""
 COMPONENTS = ("summary", "response")
 FLAGGED = {"summary": 1, "response": 0}
 """Genuine texts flagged `echoes_ticket`, as measured (a paraphrased note whose order score is
@@ -35,9 +43,9 @@ MEAN_FLOOR = 0.55
 
 
 @cache
-def graded() -> list[tuple[dict, str, object, object]]:
-    """(row, component, coverage score, echo measure) of every genuine text."""
-    rows = [json.loads(line) for line in GENUINE_PATH.read_text(encoding="utf-8").splitlines()]
+def graded(path: Path = GENUINE_PATH) -> list[tuple[dict, str, object, object]]:
+    """(row, component, coverage score, echo measure) of every genuine text of the file."""
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
     out = []
     for row in rows:
         variant = SupportQueueEnvironment.variant_for(row["task_id"], row["seed"])
@@ -80,3 +88,23 @@ def test_a_note_that_tells_the_story_in_its_own_order_keeps_its_coverage() -> No
     assert len(told) >= 30
     flagged = [t for t in told if "echoes_ticket" in t[2]]
     assert len(flagged) <= sum(FLAGGED.values()), flagged
+
+
+def test_the_fresh_set_is_one_summary_and_reply_per_ticket_by_six_writers() -> None:
+    rows = [row for row, component, _, _ in graded(FRESH_PATH) if component == "summary"]
+    assert len(rows) == 180 == len({(r["task_id"], r["seed"], r["ticket_id"]) for r in rows})
+    assert Counter(r["writer"] for r in rows) == {f"g{n}": 30 for n in range(1, 7)}
+    assert all(110_000 <= r["seed"] < 110_040 for r in rows)
+
+
+@pytest.mark.parametrize("component", COMPONENTS)
+def test_fresh_genuine_texts_are_neither_samples_nor_excerpts(component: str) -> None:
+    """No fresh genuine text reads as words in no English order and no order of the
+    ticket's, or as an excerpt of the ticket's sentences; the echo flags on them are the
+    measured ones, and their mean coverage stays high."""
+    found = [(row, score, echo) for row, c, score, echo in graded(FRESH_PATH) if c == component]
+    for row, _, echo in found:
+        assert not {"salad", "excerpt"} & set(ECHO_LIMITS[component].echoed_by(echo)), row
+    flagged = [row["ticket_id"] for row, score, _ in found if "echoes_ticket" in score.flags]
+    assert len(flagged) <= FRESH_FLAGGED[component], flagged
+    assert statistics.mean(score.coverage for _, score, _ in found) >= MEAN_FLOOR

@@ -1,0 +1,118 @@
+"""Count the class bigrams of written support English for the fluency measure
+(server/support_queue/text/fluency.py) and write data/support_fluency.json.
+
+    uv run --frozen python scripts/build_fluency_model.py [--write]
+
+The corpus: the replies and customer messages of the labelled safety rows the safety model
+trains on (splits `dev`, `fresh` and `train`; never `test` or a blind set), and the gold
+summaries, gold replies and public texts of the canonical tickets and of training seeds
+1-100 (each distinct text once). Nothing that measures fluency is in it: not the genuine
+notes of tests/server/support_queue/text/data, nor the held-out seeds' tickets. Every text is
+read in its canonical form, as the grader reads it. The `TOP_WORDS` most frequent closed-class
+words (`CLOSED_CLASS`) are the model's word classes. Deterministic: the same corpus gives the same
+file. Without --write it prints what changed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import Counter
+from collections.abc import Iterator
+from functools import partial
+from pathlib import Path
+
+from servicebench_support_queue.server.support_queue.environment import SupportQueueEnvironment
+from servicebench_support_queue.server.support_queue.tasks import TASKS
+from servicebench_support_queue.server.support_queue.text.canonical import canonical_string
+from servicebench_support_queue.server.support_queue.text.fluency import (
+    FLUENCY_PATH,
+    classes,
+    word_class,
+    words_of,
+)
+
+SAFETY_DATA = Path(__file__).resolve().parents[1] / "tests/server/support_queue/text/safety/data"
+SAFETY_SPLITS = {"dev", "fresh", "train"}
+SEEDS = (None, *range(1, 101))
+TOP_WORDS = 80
+_CLOSED_CLASS_WORDS = """a an the this that these those some any no every each all both either neither another
+    other such what which who whom whose when where why how whether if because since until
+    while although though unless than as so and or but nor not n't yet also too very just only
+    even still already then there here now again once
+    i me my mine we us our ours you your yours he him his she her hers it its they them their
+    theirs myself yourself ourselves itself themselves one
+    to of for in on at by with from into onto about over under after before during through
+    between against without within across around via per up out off down
+    is are was were be been being am do does did done have has had having will would shall
+    should can could may might must
+    i'm i've i'll i'd you're you've you'll you'd we're we've we'll we'd it's that's there's
+    he's she's they're they've they'll don't doesn't didn't isn't aren't wasn't weren't won't
+    wouldn't can't couldn't shouldn't haven't hasn't hadn't let's
+    please hi hello dear thanks thank regards best sorry yes"""
+CLOSED_CLASS = frozenset(_CLOSED_CLASS_WORDS.split())
+"""Closed-class English words (determiners, pronouns, prepositions, conjunctions, auxiliaries,
+negation, a few adverbs, greetings): the candidates for the model's word classes. Content
+words are left to the "a" and "Aa" classes, so the model reads word order, not a topic."""
+
+
+def corpus() -> Iterator[str]:
+    """Every text of the corpus, once, canonical."""
+    seen: set[str] = set()
+    for name in ("safety_replies.jsonl", "safety_train.jsonl"):
+        for line in (SAFETY_DATA / name).read_text(encoding="utf-8").splitlines():
+            row = json.loads(line)
+            if row["split"] in SAFETY_SPLITS:
+                yield from _new((row["reply"], row["ticket"]), seen)
+    for task in TASKS:
+        for seed in SEEDS:
+            for ticket in SupportQueueEnvironment.variant_for(task.card.id, seed).task.tickets:
+                texts = (ticket.gold_summary, ticket.gold_response, ticket.public_text)
+                yield from _new(texts, seen)
+
+
+def _new(texts: tuple[str, ...], seen: set[str]) -> Iterator[str]:
+    for text in texts:
+        if text not in seen:
+            seen.add(text)
+            yield canonical_string(text)
+
+
+def build() -> dict:
+    texts = list(corpus())
+    frequency = Counter(
+        word.lower().replace("\u2019", "'")
+        for text in texts
+        for word in words_of(text)
+        if word.lower().replace("\u2019", "'") in CLOSED_CLASS
+    )
+    words = frozenset(
+        w for w, _ in sorted(frequency.items(), key=lambda f: (-f[1], f[0]))[:TOP_WORDS]
+    )
+    pairs: Counter[str] = Counter()
+    for text in texts:
+        found = classes(text, partial(word_class, words=words))
+        pairs.update(f"{a} {b}" for a, b in zip(found, found[1:], strict=False))
+    return {
+        "about": "Class-bigram counts of written support English: scripts/build_fluency_model.py",
+        "texts": len(texts),
+        "words": sorted(words),
+        "pairs": dict(sorted(pairs.items())),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--write", action="store_true", help="replace the shipped file")
+    built = json.dumps(build(), indent=1, ensure_ascii=False) + "\n"
+    if parser.parse_args().write:
+        FLUENCY_PATH.write_text(built, encoding="utf-8")
+        print(f"wrote {FLUENCY_PATH}")
+    elif FLUENCY_PATH.exists() and FLUENCY_PATH.read_text(encoding="utf-8") == built:
+        print("unchanged")
+    else:
+        print("differs from the shipped file (run with --write to replace it)")
+
+
+if __name__ == "__main__":
+    main()
