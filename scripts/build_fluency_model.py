@@ -28,6 +28,7 @@ from servicebench_support_queue.server.support_queue.text.canonical import canon
 from servicebench_support_queue.server.support_queue.text.fluency import (
     FLUENCY_PATH,
     classes,
+    folded,
     word_class,
     words_of,
 )
@@ -53,7 +54,8 @@ _CLOSED_CLASS_WORDS = """a an the this that these those some any no every each a
 CLOSED_CLASS = frozenset(_CLOSED_CLASS_WORDS.split())
 """Closed-class English words (determiners, pronouns, prepositions, conjunctions, auxiliaries,
 negation, a few adverbs, greetings): the candidates for the model's word classes. Content
-words are left to the "a" and "Aa" classes, so the model reads word order, not a topic."""
+words are left to the `OTHER` and `CAPITAL` classes, so the model reads word order, not a
+topic."""
 
 
 def corpus() -> Iterator[str]:
@@ -80,12 +82,8 @@ def _new(texts: tuple[str, ...], seen: set[str]) -> Iterator[str]:
 
 def build() -> dict:
     texts = list(corpus())
-    frequency = Counter(
-        word.lower().replace("\u2019", "'")
-        for text in texts
-        for word in words_of(text)
-        if word.lower().replace("\u2019", "'") in CLOSED_CLASS
-    )
+    folded_words = (folded(word) for text in texts for word in words_of(text))
+    frequency = Counter(word for word in folded_words if word in CLOSED_CLASS)
     words = frozenset(
         w for w, _ in sorted(frequency.items(), key=lambda f: (-f[1], f[0]))[:TOP_WORDS]
     )

@@ -65,9 +65,9 @@ CLASS_CACHE_LIMIT = 1 << 16
 
 
 def classes(text: str, class_of: Callable[[str], str]) -> list[str]:
-    """The text's word classes (`class_of` each word), with "." and "," where sentences and
-    clauses break (see the module docstring), starting with "." (a text begins as a sentence
-    does). One pass of one pattern: each match is a word, an end or a separator."""
+    """The text's word classes (`class_of` each word), with `END` and `SEP` where sentences
+    and clauses break (see the module docstring), starting with `END` (a text begins as a
+    sentence does). One pass of one pattern: each match is a word, an end or a separator."""
     out, pending = [END], ""
     for word, end in _TOKEN.findall(text):
         if word:
@@ -85,10 +85,16 @@ def words_of(text: str) -> list[str]:
     return re.findall(_WORD, text)
 
 
+def folded(word: str) -> str:
+    """A word as the model's words are written: lower case, straight apostrophe."""
+    return word.lower().replace("\u2019", "'")
+
+
 def word_class(word: str, words: frozenset[str]) -> str:
-    lower = word.lower().replace("\u2019", "'")
+    """The word's class: the folded word when it is one of `words`, else its kind."""
     if any(c.isdigit() for c in word):
         return NUMBER
+    lower = folded(word)
     if lower in words:
         return lower
     return CAPITAL if word[0].isupper() else OTHER
