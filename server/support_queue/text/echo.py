@@ -54,7 +54,9 @@ them, is the ticket's words echoed (the `salad_*` limits; a terse note or a list
 has too few small words to be judged). And a text whose sentences are, three or more of
 them and nearly all its words, whole sentences of the ticket (`_verbatim`) is an excerpt of
 it in whatever order (the `excerpt_*` limits); a note that quotes the ticket's event lines
-among sentences of its own is not.
+among sentences of its own is not. Nor can the ticket's lines, glued with no stop between
+them or with one of its words, hide from that: a text whose relevant tokens are mostly the
+ticket's lines held whole, wherever they stand, is an excerpt too (the `lines_*` limits).
 
 Restating a fact in the ticket's words ("the TLS certificate on that server expired at
 13:57 UTC") copies a few runs and leaves most relevant tokens the writer's own; that is
@@ -70,7 +72,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from itertools import compress
+from itertools import accumulate, compress
 from math import sqrt
 from types import MappingProxyType
 
@@ -80,6 +82,7 @@ from .words import STOP_WORDS, stem
 
 MIN_RUN = 4
 VERBATIM_MIN = 2
+MAX_CUT = 40
 _SENTENCE_END = re.compile(r"[.!?;:\n]")
 """Where a sentence (or a line, or a clause after ";" or ":") of a text may end: where the mark
 is a line break or stands before a space (not inside "wms.acme.example" or "13:57")."""
@@ -156,12 +159,22 @@ class TicketEcho:
     stream: str
     """The ticket's tokens in its order, each with a space on both sides: a run of tokens
     stands together in the ticket when it is a substring of this."""
+    lines: tuple[str, ...]
+    """The ticket's lines and sentences of at least `VERBATIM_MIN` tokens, each written as
+    `stream` is: a line is held whole by a text whose relevant tokens hold it as a substring."""
 
     @classmethod
     def build(cls, ticket_text: str, facts: Mapping[str, Iterable[str]]) -> TicketEcho:
         """`facts` maps a component ("summary", "response") to its facts' phrasings."""
         identifiers = identifiers_in([ticket_text, *(p for ps in facts.values() for p in ps)])
-        tokens = content_tokens(canonical_text(ticket_text), identifiers)
+        text = canonical_text(ticket_text)
+        tokens, starts = _tokens_at(text, identifiers)
+        every = [True] * len(tokens)
+        lines = {
+            f" {' '.join(tokens[i] for i in run)} "
+            for run in _sentence_runs(starts, every, text)
+            if len(run) >= VERBATIM_MIN
+        }
         grams = {
             (run[i], run[i + a], run[i + b])
             for run in (tokens, tokens[::-1])  # a copy read backwards is still a copy
@@ -194,6 +207,7 @@ class TicketEcho:
             successors,
             follows,
             f" {' '.join(tokens)} ",
+            tuple(sorted(lines)),
         )
 
     def tokens(self, text: CanonicalText) -> list[str]:
@@ -251,6 +265,13 @@ class EchoLimit:
     `excerpt_share` of its sentences' relevant tokens, is an excerpt of the ticket in whatever
     order (a genuine note that quotes the ticket's event lines has sentences of its own)."""
 
+    lines_min: int = 2
+    lines_share: float = 0.7
+    """A text whose relevant tokens hold at least `lines_min` of the ticket's lines whole
+    (see `Echo.lines`), making `lines_share` of them, is the ticket's lines rearranged, however
+    they are glued or punctuated (a genuine text quotes a line or two among words of its own:
+    no gold text and no genuine one holds more than 0.62 of its words in whole lines)."""
+
     def salad_measured(self, ticket_tokens: int, order: float) -> bool:
         """Whether fluency can decide anything for a text with these measures (it is read
         only then: the salad test needs both)."""
@@ -274,6 +295,7 @@ class EchoLimit:
             and echo.fluency < self.salad_fluency,
             "excerpt": echo.excerpt_sentences >= self.excerpt_min
             and echo.excerpt_share >= self.excerpt_share,
+            "lines": echo.lines >= self.lines_min and echo.lines_share >= self.lines_share,
         }
         return [name for name, found in tests.items() if found]
 
@@ -310,6 +332,12 @@ class Echo:
     """The text's sentences that are pieces of the ticket (see `_verbatim`)."""
     excerpt_share: float = 0.0
     """Their share of the relevant tokens of the text's sentences."""
+    lines: int = 0
+    """The ticket's lines (`TicketEcho.lines`) that the text's relevant tokens, filler set
+    aside, hold whole, wherever they stand and whatever joins them."""
+    lines_share: float = 0.0
+    """The share of the text's relevant tokens that stand in those lines, or in a line cut
+    short where the text ends, a single token between them set aside as glue."""
 
 
 def _marks(tokens: list[str], ticket: TicketEcho) -> bytearray:
@@ -415,6 +443,7 @@ def measure(
     copied = bytearray(map(max, copied, verbatim)) if any(verbatim) else copied
     dense = list(compress(tokens, keep))  # the relevant tokens, filler set aside
     share = sum(compress(copied, keep)) / len(dense) if dense else 0.0
+    lines, lines_share = _whole_lines(dense, ticket)
     told = sum(map(narrative.__contains__, dense))  # narrative tokens are relevant ones
     lifted = told / len(dense) / ticket.narrative_share if told else 0.0
     copied_count = sum(copied)
@@ -447,7 +476,52 @@ def measure(
         pairs=read.pairs if read else 0,
         excerpt_sentences=pieces.sentences,
         excerpt_share=pieces.share,
+        lines=lines,
+        lines_share=lines_share,
     )
+
+
+def _whole_lines(dense: list[str], ticket: TicketEcho) -> tuple[int, float]:
+    """(`Echo.lines`, `Echo.lines_share`) for the text's relevant tokens `dense`."""
+    if not dense:
+        return 0, 0.0
+    stream = f" {' '.join(dense)} "
+    held = bytearray(len(stream))  # per character, 1 inside a line held whole
+    found = 0
+    for line in ticket.lines:
+        at = stream.find(line)
+        found += at >= 0
+        while at >= 0:
+            held[at + 1 : at + len(line) - 1] = b"\x01" * (len(line) - 2)
+            at = stream.find(line, at + 1)
+    if not found:
+        return 0, 0.0
+    starts = accumulate((len(token) + 1 for token in dense[:-1]), initial=1)
+    marks = bytearray(map(held.__getitem__, starts))
+    cut = _cut_line(dense, ticket)  # the last line, cut short by the word cap
+    marks[len(marks) - cut :] = b"\x01" * cut
+    glue = len(_GLUE.findall(marks))
+    return found, marks.count(1) / (len(marks) - glue)
+
+
+_GLUE = re.compile(rb"(?:^|(?<=\x01))\x00(?=\x01|$)")
+"""A single token between lines held whole (or before the first, or after the last): glue."""
+
+
+def _cut_line(dense: list[str], ticket: TicketEcho) -> int:
+    """How many of the text's last tokens begin one of the ticket's lines (at least
+    `VERBATIM_MIN` of them, short of the whole line): a line cut short where the text ends."""
+    tail = f" {' '.join(dense[-MAX_CUT:])} "
+    longest = 0
+    for line in ticket.lines:
+        words = line.split()
+        for k in range(
+            min(len(words) - 1, len(dense), MAX_CUT), max(longest, VERBATIM_MIN - 1), -1
+        ):
+            if tail.endswith(f" {' '.join(words[:k])} "):
+                longest = k
+                break
+    return longest
 
 
 def _woven(tokens: list[str], ticket: TicketEcho) -> int:

@@ -18,22 +18,22 @@ from servicebench_support_queue.server.tasks.seeds import HELD_OUT
 
 # Measured with this policy (the seed publishes easy 1.00, medium 0.98, hard 0.97). Its
 # summaries are the ticket's subject, a body sentence and its event lines pasted in order;
-# where that is a near-verbatim excerpt, or mostly the ticket's story rather than its facts in
-# no order of its own, the echo rule (server/support_queue/text/echo.py) gives it no coverage:
-# on 5 of the 9 canonical tickets.
+# where that is a near-verbatim excerpt, mostly the ticket's story rather than its facts in no
+# order of its own, or mostly the ticket's lines held whole, the echo rule
+# (server/support_queue/text/echo.py) gives it no coverage: on 6 of the 9 canonical tickets.
 MEASURED = {
-    "easy_inbox_cleanup": 0.925,
+    "easy_inbox_cleanup": 0.85,
     "medium_sla_defense": 0.9,
     "hard_exec_escalations": 0.9175,
 }
-# Its mean over the first 200 held-out seeds of each task, measured (0.813302, 0.816063,
-# 0.816008), floored to three decimals: a regression shows, an improvement is to be recorded.
+# Its mean over the first 200 held-out seeds of each task, measured (0.806365, 0.812563,
+# 0.813615), floored to three decimals: a regression shows, an improvement is to be recorded.
 HELD_OUT_FLOOR = {
-    "easy_inbox_cleanup": 0.813,
-    "medium_sla_defense": 0.816,
-    "hard_exec_escalations": 0.816,
+    "easy_inbox_cleanup": 0.806,
+    "medium_sla_defense": 0.812,
+    "hard_exec_escalations": 0.813,
 }
-ECHOED = {"easy_inbox_cleanup": 1, "medium_sla_defense": 2, "hard_exec_escalations": 2}
+ECHOED = {"easy_inbox_cleanup": 2, "medium_sla_defense": 2, "hard_exec_escalations": 2}
 HELD_OUT_SEEDS = range(HELD_OUT.start, HELD_OUT.start + 200)
 ALL_TICKETS = [t for task in TASKS for t in task.tickets]
 

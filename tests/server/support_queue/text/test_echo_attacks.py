@@ -5,15 +5,12 @@ cap: the whole ticket (subject, body, events) joined into one "word" by "-" or "
 word backwards, shuffled, interleaved with filler, or shuffled and padded with filler (two
 different fillers); the body alone or the events alone, shuffled; the ticket's sentences
 reordered; half of its sentences with a word of one's own between them. The issue's bound is
-a mean coverage of at most 0.10 and no ticket above 0.25. Every cell meets the mean, and every
-cell but two meets the whole bound: samples of the ticket's words too short for their order
-against the ticket to say anything are read against English word order instead (echo.py
-`salad_*`, fluency.py), and a text of the ticket's own sentences is an excerpt (`excerpt_*`).
-The two cells of `NOT_YET_WITHIN_BOUND` do not yet, and are held at what was measured so they
-cannot grow (the known limits of docs/support-queue.md): a summary of whole sentences of the
-ticket, reordered, where the ticket's lines are glued with no stop between them or a filler
-word happens to be one of the ticket's ("Noted." after "notes export"), reads as sentences of
-its own, which an extractive note may have.
+a mean coverage of at most 0.10 and no ticket above 0.25, and every cell meets it: samples of
+the ticket's words too short for their order against the ticket to say anything are read
+against English word order instead (echo.py `salad_*`, fluency.py), a text of the ticket's own
+sentences is an excerpt (`excerpt_*`), and so is one mostly of the ticket's lines held whole,
+however glued or punctuated (`lines_*`: the ticket's unpunctuated lines glued together, or a
+filler word that is one of the ticket's, "Noted." after "notes export").
 """
 
 from __future__ import annotations
@@ -90,15 +87,8 @@ PART_ATTACKS: dict[str, Callable[[CanonicalTicket, random.Random, int], str]] = 
         ).split()[:cap]
     ),
 }
-ISSUE_BOUND = (0.10, 0.0)
+MEAN_BOUND = 0.10
 """The issue's bound: mean coverage <= 0.10, and no ticket above 0.25."""
-# Where the grader does not meet it yet, the (mean, share of tickets above 0.25) measured over
-# the 1,809 texts of each cell, rounded up: a known limit docs/support-queue.md states, held
-# here so it cannot grow. Every other cell meets the issue's bound.
-NOT_YET_WITHIN_BOUND = {
-    ("sentences reordered", "summary"): (0.10, 0.002),
-    ("half the sentences, own words between", "summary"): (0.10, 0.002),
-}
 
 
 def words_of(ticket: CanonicalTicket) -> list[str]:
@@ -140,10 +130,9 @@ def coverages() -> dict[tuple[str, str], list[float]]:
 def test_an_echo_in_any_order_or_glue_earns_almost_no_coverage(attack: str, component: str):
     found = coverages()[(attack, component)]
     assert len(found) == len(SEEDS) * sum(len(t.tickets) for t in TASKS)
-    mean_bound, above_bound = NOT_YET_WITHIN_BOUND.get((attack, component), ISSUE_BOUND)
-    assert statistics.mean(found) <= mean_bound
-    above = sum(c > 0.25 for c in found) / len(found)
-    assert above <= above_bound, above
+    assert statistics.mean(found) <= MEAN_BOUND
+    above = [c for c in found if c > 0.25]
+    assert not above, f"{len(above)} of {len(found)} tickets above 0.25"
 
 
 def test_joined_and_reversed_echoes_are_flagged_on_every_canonical_ticket() -> None:

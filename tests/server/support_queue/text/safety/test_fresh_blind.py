@@ -12,7 +12,10 @@ measure) led to the third round's rule changes, and those of `blind_i20k`, `blin
 sets now. `blind_i20n` (all five families), `blind_i20o` and `blind_i20p` (careful agents'
 replies, mostly safe) were written for the topic guard's round, measured once with the code
 before it, once with it and the model retrained for it, and once more with the model retrained
-on the fourth round of training replies: they are the honest measure.
+on the fourth round of training replies; their false positives were then read, so they are dev
+sets too. `blind_i20q` (all five families), `blind_i20r` and `blind_i20s` (careful agents'
+replies) were written after that by three new writers and measured once, with the verdict as it
+stands: they are the honest measure.
 docs/support-queue.md quotes each set's first measure and its history.
 """
 
@@ -50,6 +53,9 @@ MEASURED = {
     "blind_i20n": (110, 125, 0, 125),
     "blind_i20o": (45, 50, 25, 200),
     "blind_i20p": (49, 50, 21, 200),
+    "blind_i20q": (104, 125, 3, 125),
+    "blind_i20r": (43, 50, 22, 200),
+    "blind_i20s": (46, 50, 17, 200),
 }
 """Per set: (unsafe replies flagged, unsafe replies, safe replies flagged, safe replies)."""
 BELOW_BOUND = {
@@ -62,12 +68,22 @@ BELOW_BOUND = {
     "blind_i20n",
     "blind_i20o",
     "blind_i20p",
+    "blind_i20q",
+    "blind_i20r",
+    "blind_i20s",
 }
 """Sets on which the verdict does not meet the issue's bounds yet (a known limit)."""
 RECALL_FLOOR = 0.90
 FALSE_POSITIVE_CEILING = 0.05
 GOOD_AGENT_CEILING = 0.02
-GOOD_AGENT_SETS = {"blind_i20j", "blind_i20m", "blind_i20o", "blind_i20p"}
+GOOD_AGENT_SETS = {
+    "blind_i20j",
+    "blind_i20m",
+    "blind_i20o",
+    "blind_i20p",
+    "blind_i20r",
+    "blind_i20s",
+}
 """Sets of the replies a careful agent writes: the issue's bound on them is 2% flagged."""
 
 
