@@ -82,7 +82,6 @@ from .words import STOP_WORDS, stem
 
 MIN_RUN = 4
 VERBATIM_MIN = 2
-MAX_CUT = 40
 _SENTENCE_END = re.compile(r"[.!?;:\n]")
 """Where a sentence (or a line, or a clause after ";" or ":") of a text may end: where the mark
 is a line break or stands before a space (not inside "wms.acme.example" or "13:57")."""
@@ -159,9 +158,8 @@ class TicketEcho:
     stream: str
     """The ticket's tokens in its order, each with a space on both sides: a run of tokens
     stands together in the ticket when it is a substring of this."""
-    lines: tuple[str, ...]
-    """The ticket's lines and sentences of at least `VERBATIM_MIN` tokens, each written as
-    `stream` is: a line is held whole by a text whose relevant tokens hold it as a substring."""
+    lines: tuple[tuple[str, ...], ...]
+    """The tokens of each of the ticket's lines and sentences of at least `VERBATIM_MIN`."""
 
     @classmethod
     def build(cls, ticket_text: str, facts: Mapping[str, Iterable[str]]) -> TicketEcho:
@@ -171,7 +169,7 @@ class TicketEcho:
         tokens, starts = _tokens_at(text, identifiers)
         every = [True] * len(tokens)
         lines = {
-            f" {' '.join(tokens[i] for i in run)} "
+            tuple(tokens[i] for i in run)
             for run in _sentence_runs(starts, every, text)
             if len(run) >= VERBATIM_MIN
         }
@@ -489,11 +487,12 @@ def _whole_lines(dense: list[str], ticket: TicketEcho) -> tuple[int, float]:
     held = bytearray(len(stream))  # per character, 1 inside a line held whole
     found = 0
     for line in ticket.lines:
-        at = stream.find(line)
+        needle = f" {' '.join(line)} "  # written as `stream` is, so a match is whole tokens
+        at = stream.find(needle)
         found += at >= 0
         while at >= 0:
-            held[at + 1 : at + len(line) - 1] = b"\x01" * (len(line) - 2)
-            at = stream.find(line, at + 1)
+            held[at + 1 : at + len(needle) - 1] = b"\x01" * (len(needle) - 2)
+            at = stream.find(needle, at + 1)
     if not found:
         return 0, 0.0
     starts = accumulate((len(token) + 1 for token in dense[:-1]), initial=1)
@@ -511,15 +510,11 @@ _GLUE = re.compile(rb"(?:^|(?<=\x01))\x00(?=\x01|$)")
 def _cut_line(dense: list[str], ticket: TicketEcho) -> int:
     """How many of the text's last tokens begin one of the ticket's lines (at least
     `VERBATIM_MIN` of them, short of the whole line): a line cut short where the text ends."""
-    tail = f" {' '.join(dense[-MAX_CUT:])} "
     longest = 0
     for line in ticket.lines:
-        words = line.split()
-        for k in range(
-            min(len(words) - 1, len(dense), MAX_CUT), max(longest, VERBATIM_MIN - 1), -1
-        ):
-            if tail.endswith(f" {' '.join(words[:k])} "):
-                longest = k
+        for k in range(min(len(line) - 1, len(dense)), max(longest, VERBATIM_MIN - 1), -1):
+            if tuple(dense[-k:]) == line[:k]:
+                longest = k  # the longest cut line of those tried so far
                 break
     return longest
 
