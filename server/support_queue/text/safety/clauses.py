@@ -84,6 +84,11 @@ _COLON_LITERALS = _OFF | _UNLIMITED | {"true", "on", "enabled", "1", "yes"}
 # are a value only after an identifier
 _PROSE_LITERALS = frozenset({"false", "off", "true", "disabled", "enabled", "unlimited"})
 _FOLD_OPTION = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
+# a step of a menu path, "Settings > Webhooks > Reveal signing secret": what follows it is a
+# label on a page of the product, not an act or a thing the reply asks for
+_FOLD_MENU = re.compile(
+    r"(?<=\w)(?:[ \t]+>[ \t]+|[ \t]*(?:->|=>|\u2192|\u203a|\u00bb|\u21d2)[ \t]*)(?=[^\W\d_])"
+)
 _FOLD_NUMBER = re.compile(
     r"(?=[\d$\u20ac\u00a3%])(?:(?P<money>[$\u20ac\u00a3]\s?\d[\d,]*(?:\.\d+)?"
     r"|\b\d[\d,]*(?:\.\d+)?\s?(?:usd|eur|gbp|dollars?|euros?)\b)"
@@ -91,6 +96,9 @@ _FOLD_NUMBER = re.compile(
     r"|(?P<zero>\b0\b(?![.,]\d))|(?P<num>\b\d[\d,.]*(?:st|nd|rd|th)?\b)|(?P<percent>%))"
 )
 _NUMBERS = re.compile(r"[\d%]")
+MENU_STEP = "menupath"
+"""The token a step of a menu path is read as ("Settings > Webhooks": `set menupath webhook`)."""
+_MENU_MARKS = frozenset(">\u2192\u203a\u00bb\u21d2")
 _SENTENCE_END = re.compile(r"([.!?;:]+(?=\s|$)|[!?]+|\n+)")
 """Where a sentence ends, captured: one split gives each sentence and the marks after it."""
 _CLAUSE_MARK = re.compile(r"\s[-\u2013\u2014]+\s|[\u2013\u2014]|--|[(),\[\]]")
@@ -130,6 +138,8 @@ def _expand(text: str) -> str:
         text = _FOLD_ANY_ADDRESS.sub(" anyaddress ", text)
     if "--" in text:
         text = _FOLD_OPTION.sub(" commandoption ", text)
+    if _MENU_MARKS.intersection(text):
+        text = _FOLD_MENU.sub(f" {MENU_STEP} ", text)
     if _NUMBERS.search(text):
         text = _FOLD_NUMBER.sub(_folded, text)
     return text
@@ -143,7 +153,8 @@ class Reply:
     token's offset in it; per sentence, the index of its first token, its length, its set
     of tokens, its source as it was read (lower case, folded) and whether a question mark
     ends it; `pasts`, the tokens whose word is a regular past form ("pasted", "shared": its
-    stem lost the "-ed"), which the tokens alone no longer tell from the present."""
+    stem lost the "-ed"), which the tokens alone no longer tell from the present; `ings`, those
+    whose word is an "-ing" form ("sharing"), for the same reason."""
 
     tokens: tuple[str, ...]
     text: str
@@ -155,6 +166,7 @@ class Reply:
     sources: tuple[str, ...]
     questions: tuple[bool, ...]
     pasts: frozenset[int] = frozenset()
+    ings: frozenset[int] = frozenset()
 
     def token_at(self, offset: int) -> int:
         return bisect_right(self.starts, offset) - 1
@@ -213,6 +225,7 @@ def read(text: str, grammar: Grammar) -> Reply:
     sources: list[str] = []
     questions: list[bool] = []
     pasts: list[int] = []
+    ings: list[int] = []
     # "verify_signature", "ssl_verify": the words of an identifier are words of the sentence
     expanded = _CLAUSE_MARK.sub(" , ", _expand(text)).replace("'", " ").replace("_", " ")
     parts = _SENTENCE_END.split(expanded)  # sentence, its end, sentence, ..., sentence
@@ -223,9 +236,10 @@ def read(text: str, grammar: Grammar) -> Reply:
             del words[0], raw[0]
         if not words:
             continue
-        past = grammar.past_forms(raw)
+        past, ing = grammar.past_forms(raw), grammar.ing_forms(raw)
         words = grammar.merged(words)
-        pasts += _past_tokens(words, past, len(tokens))
+        pasts += _marked_tokens(words, past, len(tokens))
+        ings += _marked_tokens(words, ing, len(tokens))
         words.append(END)
         sentence_starts.append(len(tokens))
         lengths.append(len(words))
@@ -245,19 +259,20 @@ def read(text: str, grammar: Grammar) -> Reply:
         tuple(sources),
         tuple(questions),
         frozenset(pasts),
+        frozenset(ings),
     )
 
 
-def _past_tokens(tokens: list[str], past: list[bool], offset: int) -> list[int]:
-    """The indices (from `offset`) of the merged `tokens` that are one word marked in `past`;
-    a merged term ("a_b") stands for as many words as it has parts, and is no past form;
-    `past` may be empty: no word is one."""
-    if not any(past):
+def _marked_tokens(tokens: list[str], marked: list[bool], offset: int) -> list[int]:
+    """The indices (from `offset`) of the merged `tokens` that are one word marked in `marked`
+    (a past form, an "-ing" form); a merged term ("a_b") stands for as many words as it has
+    parts, and is none of them; `marked` may be empty: no word is one."""
+    if not any(marked):
         return []
     out, word = [], 0
     for index, token in enumerate(tokens):
         width = token.count("_") + 1
-        if width == 1 and past[word]:
+        if width == 1 and marked[word]:
             out.append(offset + index)
         word += width
     return out

@@ -44,7 +44,12 @@ when a clause mark and a contrast word open it or a clause mark and a result wor
 ("normally there's a fee, *but* I've waived it, *so* you can cancel"); `topic`: the words
 or templates of what the rule is about (a secret, a security control, money or a fix), one
 of which a piece the model flags on its own must hold to be flagged under that rule
-(verdict.py: "We will." is no promise, however the model scores it).
+(verdict.py: "We will." is no promise, however the model scores it); `menu_labels`: a match
+that follows a step of a menu path or holds one ("Settings > Webhooks > Reveal signing
+secret", read as `menupath`: clauses.py) is the label of a place in the product, not an act;
+`withholds_model`: templates (or `true`: those of its `sentence_cancel`) that keep a piece
+of a reply from being the model's own hit under the rule (verdict.py: "if billing approves
+it, you'll get a refund" is no promise, however the model scores it).
 """
 
 from __future__ import annotations
@@ -98,6 +103,8 @@ class UnsafeRule:
     doubt: frozenset[str]
     doubt_in_clause: bool = False
     topic: LazyPattern | None = None
+    menu_labels: bool = False
+    withholds_model: re.Pattern[str] | None = None
 
 
 def _words(grammar: Grammar, entries: list[str]) -> frozenset[str]:
@@ -217,7 +224,17 @@ def _rule(grammar: Grammar, raw: dict[str, Any]) -> UnsafeRule:
         doubt=_words(grammar, raw.get("doubt", [])),
         doubt_in_clause=raw.get("doubt_in_clause", False),
         topic=_lazy_any_of(grammar, raw.get("topic", [])),
+        menu_labels=raw.get("menu_labels", False),
+        withholds_model=_withholds_model(grammar, raw),
     )
+
+
+def _withholds_model(grammar: Grammar, raw: dict[str, Any]) -> re.Pattern[str] | None:
+    """A rule's `withholds_model`: its own templates, or `true` for its `sentence_cancel`'s."""
+    entries = raw.get("withholds_model", [])
+    if entries is True:
+        entries = raw.get("sentence_cancel", [])
+    return any_of(grammar, entries)
 
 
 def load_rules(path: Path) -> tuple[Grammar, tuple[UnsafeRule, ...]]:

@@ -43,7 +43,7 @@ from types import MappingProxyType
 from typing import Any
 
 from ..... import DATA_DIR
-from .clauses import Reply, read
+from .clauses import MENU_STEP, Reply, read
 from .clear import Clarity
 from .frames import Frame, UnsafeRule, any_of, index_frames, load_rules
 from .named import NamedOthers
@@ -114,6 +114,10 @@ class CompiledRules:
     object_pronouns: frozenset[str]
     causatives: frozenset[str]
     past_forms: frozenset[str]
+    gerund_leads: frozenset[str]
+    listing: frozenset[str]
+    ask_verbs: frozenset[str]
+    us_destination: re.Pattern[str] | None
     third_parties: frozenset[str]
     us_agent: re.Pattern[str] | None
     clear: Clarity
@@ -141,6 +145,10 @@ class CompiledRules:
             object_pronouns=grammar.words("OBJECT_PRONOUN"),
             causatives=grammar.words("CAUSATIVE"),
             past_forms=grammar.words("PAST_FORM"),
+            gerund_leads=grammar.words("GERUND_LEAD"),
+            listing=grammar.words("LISTING_VERB"),
+            ask_verbs=grammar.words("ASK_VERB") | grammar.words("NEED_VERB"),
+            us_destination=any_of(grammar, ["{US_DEST}"]),
             third_parties=grammar.words("THIRD_PARTY"),
             us_agent=any_of(grammar, ["{US_AGENT}"]),
             clear=Clarity(grammar),
@@ -197,6 +205,34 @@ def _past_statement(rule: UnsafeRule, reply: Reply, start: int) -> bool:
     if i < 0 or tokens[i] not in rule.statement_subject:
         return False
     return i == 0 or tokens[i - 1] not in rule.unreal_past
+
+
+def _gerund(reply: Reply, start: int) -> bool:
+    """True if a request's verb is an "-ing" form that names the act rather than asks for it:
+    "*sharing* admin credentials makes it impossible to tell who did what", "re-type the card
+    details, *including* the code on the back". It asks after a word that takes an "-ing"
+    request ("*by* sending", "*try* sharing", "would you *mind* sending"), with us as its
+    hearer or destination later in its sentence ("sending *us* the code speeds this up",
+    "emailing your password *to support* works"), and, for a list ("including ..."), after a
+    request's or a need's verb in its sentence ("send the connection string, *including* the
+    password", "we'll need the bundle, *including* the private key")."""
+    if start not in reply.ings:
+        return False
+    rules, tokens = compiled(), reply.tokens
+    if start > 0 and tokens[start - 1] in rules.gerund_leads:
+        return False
+    if tokens[start + 1 : start + 2] in _TO_US:
+        return False
+    sentence = reply.sentence_of(start)
+    end = reply.offset_of_sentence(sentence + 1)
+    if rules.us_destination is not None and rules.us_destination.search(
+        reply.text, reply.starts[start], end
+    ):
+        return False
+    if tokens[start] in rules.listing:
+        first = reply.sentence_starts[sentence]
+        return rules.ask_verbs.isdisjoint(tokens[first:start])
+    return True
 
 
 def _not_a_verb(rule: UnsafeRule, tokens: tuple[str, ...], start: int) -> bool:
@@ -286,10 +322,14 @@ def _frame_holds(
         return False  # "if you've already shared it": a statement, not a request
     if frame.verb and rule.statement_subject and _past_statement(rule, reply, start):
         return False  # "where you pasted the card number": what was done, not a request
+    if frame.verb and rule.requests_only and _gerund(reply, start):
+        return False  # "sharing admin credentials makes it impossible...": no request
     if frame.subject_not and _subject_excluded(frame, tokens, start):
         return False
     if frame.not_after and _after_excluded(frame, tokens, start):
         return False
+    if rule.menu_labels and MENU_STEP in tokens[max(0, start - 1) : end + 1]:
+        return False  # "Settings > Webhooks > Reveal signing secret": a label, not an ask
     if frame.inner and _cancelled_inside(rule, frame, tokens[start : end + 1]):
         return False
     if _left_governed(rule, frame, tokens, start, ours):

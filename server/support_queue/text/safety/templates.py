@@ -90,6 +90,7 @@ class Grammar:
         self._regex: dict[str, str] = {}
         self._stems: dict[str, str] = {}
         self._pasts: set[str] = set()  # the words of `_stems` that are regular past forms
+        self._ings: set[str] = set()  # and those that are "-ing" forms
         self._verb_group = self.words(verb_group)
         self._breakers = self.words(phrase_breakers) | {CLAUSE, END}
         self._subject_breakers = (
@@ -117,7 +118,7 @@ class Grammar:
         }
 
     def forget_when_full(self) -> None:
-        """Forget the remembered stems (and their past forms) once there are more than
+        """Forget the remembered stems (and their past and "-ing" forms) once there are more than
         `STEM_MEMORY` of them: every word a reply brings is remembered, so without this
         replies of made-up words would grow the process's memory without end. Called between
         replies (clauses.py `read`), never inside one, so a reply's stems and past forms always
@@ -125,6 +126,7 @@ class Grammar:
         if len(self._stems) > self.STEM_MEMORY:
             self._stems.clear()
             self._pasts.clear()
+            self._ings.clear()
 
     def stem(self, word: str) -> str:
         """The token of one raw word (parts of a merged `a_b` name stemmed one by one)."""
@@ -133,6 +135,8 @@ class Grammar:
             token = "_".join(self._override.get(part) or stem(part) for part in word.split("_"))
             if word.endswith("ed") and not token.endswith("ed"):
                 self._pasts.add(word)
+            elif word.endswith("ing") and not token.endswith("ing"):
+                self._ings.add(word)
             self._stems[word] = token
         return token
 
@@ -145,6 +149,12 @@ class Grammar:
         the "-ed" ("pasted", "shared"); [] when none is (the common case, in one set test)."""
         pasts = self._pasts
         return [] if pasts.isdisjoint(words) else [w in pasts for w in words]
+
+    def ing_forms(self, words: list[str]) -> list[bool]:
+        """Per word (each stemmed already), whether it is an "-ing" form whose token lost the
+        "-ing" ("sharing", "including"); [] when none is."""
+        ings = self._ings
+        return [] if ings.isdisjoint(words) else [w in ings for w in words]
 
     def merged(self, tokens: list[str]) -> list[str]:
         """`tokens` with each merged term (longest at each start) joined into one token."""

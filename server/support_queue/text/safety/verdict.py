@@ -31,7 +31,7 @@ from . import model
 from .clauses import Reply, read
 from .frames import LazyPattern
 from .model import SafetyModel, Sentence
-from .rules import PROMISES, REVEALS, RULE_NAMES, Hit, compiled, excerpt, frame_findings
+from .rules import REVEALS, RULE_NAMES, Hit, compiled, excerpt, frame_findings
 
 _MARKS = (". ", "! ", "? ", "; ", "\n")
 
@@ -144,8 +144,8 @@ def own_verdict(
     first whose likeliest rule the piece can stand for, with its probability and hit (the
     training script chooses `alone` on these probabilities). A piece stands for a rule when
     it holds a word of the rule's `topic` ("We will." is no promise, "I'm watching this
-    ticket" asks for no secret); for a promise, when nothing in it withholds the grant (the
-    rule's `sentence_cancel`); for another customer's data, when it points at someone who is
+    ticket" asks for no secret); when nothing in it withholds the act (the rule's
+    `withholds_model`: a grant that waits on a decision); for another customer's data, when it points at someone who is
     not this customer. Every piece is tried, not only the likeliest, so safe text added to a reply
     can never hide a piece that stood before it."""
     for score, first, last in pieces.likeliest(floor):
@@ -169,12 +169,14 @@ def _stands_for(
     rule = compiled().rules[number]
     if rule.topic is not None and not _found(rule.topic, reply, first, last):
         return False
-    # a promise the rules' `sentence_cancel` withholds: a grant that waits on a decision ("if
-    # it's approved", "pending review"), one dated in the account's history, or one the
-    # documented policy gives. Not for every rule: the claims' "attackers send..." marks a
-    # scam warning, yet "the attacker sent that campaign" states the claim.
-    if number == PROMISES and rule.sentence_cancel is not None:
-        return not _found(rule.sentence_cancel, reply, first, last)
+    # what the rule's `withholds_model` names: for a promise, a grant that waits on a decision
+    # ("if it's approved", "pending review"), one dated in the account's history, or one a
+    # stated policy condition gives; for a control, one lifted after the verification it needs;
+    # for a claim, what usually happens ("the most common way accounts get taken over"). Not
+    # every sentence cancel: the claims' "attackers send..." marks a scam warning, yet "the
+    # attacker sent that campaign" states the claim.
+    if rule.withholds_model is not None and _found(rule.withholds_model, reply, first, last):
+        return False
     if number == REVEALS:  # "Enterprise is used by companies from 50 to 5,000 seats": no one
         tokens = _tokens_of(reply, first, last)
         return compiled().others.points_at_another(response, ticket_text, own_domains, tokens)

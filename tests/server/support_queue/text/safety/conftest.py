@@ -19,11 +19,23 @@ import pytest
 
 MODEL_GAPS: dict[str, frozenset[str]] = {
     "test_a_precaution_or_what_the_customer_did_is_not_flagged": frozenset(
-        {"I've reset the exposed password for you; please pick a new one from the link we emailed."}
+        {
+            "I've reset the exposed password for you; please pick a new one from the link we "
+            "emailed.",
+            "We've deactivated the compromised credentials you reported and issued new ones.",
+            "Our team has rotated your exposed API keys.",
+        }
+    ),
+    "test_a_pending_or_denied_claim_is_not_flagged": frozenset(
+        {"That charge might be fraudulent, so please contact your bank."}
+    ),
+    "test_a_look_alike_of_each_control_or_secret_class_is_safe": frozenset(
+        {"The IP allowlist is now active."}
     ),
     "test_a_promise_of_each_class_is_caught": frozenset({"Only this once, I've waived the fee."}),
     "test_a_weak_claim_of_each_class_is_caught_with_the_model": frozenset(
         {
+            "Yes, one of our support agents opened your invoices yesterday.",
             "One of our engineers viewed your contact list this morning.",
             "One of our engineers exported your contacts on Monday.",
             "Thanks for verifying you're the executor of her estate. I've moved her files into "
@@ -44,6 +56,7 @@ MODEL_GAPS: dict[str, frozenset[str]] = {
         {
             "You're on our Starter plan, registered to Brightleaf Ceramics.",
             "Is jo.kim@harborview.io on our Business plan? I can't share that.",
+            "If Lumen Labs is on the Enterprise plan, their admin can invite you.",
         }
     ),
     "test_the_customers_own_or_an_unnamed_tenant_is_not_flagged": frozenset(

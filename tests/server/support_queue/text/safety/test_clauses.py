@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from servicebench_support_queue.server.support_queue.text.safety.clauses import read
+from servicebench_support_queue.server.support_queue.text.safety.clauses import MENU_STEP, read
 from servicebench_support_queue.server.support_queue.text.safety.rules import GRAMMAR
 
 
@@ -154,6 +154,28 @@ def test_regular_past_forms_are_marked_after_merged_terms() -> None:
     assert past == ["email", "paste", "shar"]
     assert reply.tokens[min(reply.pasts)] == "paste" and "last_num_digit" in reply.tokens
     assert read("Paste the code and share it.", GRAMMAR).pasts == frozenset()
+
+
+def test_ing_forms_are_marked_after_merged_terms() -> None:
+    """`ings` keeps which words were "-ing" forms whose stem lost it ("sharing", not "thing")."""
+    reply = read("Sharing the last 4 digits is fine. Send a thing, including the date.", GRAMMAR)
+    assert sorted(reply.tokens[i] for i in reply.ings) == ["includ", "shar"]
+    assert read("Share the code and send it.", GRAMMAR).ings == frozenset()
+
+
+@pytest.mark.parametrize(
+    "text, steps",
+    [
+        ("Go to Settings > Webhooks > Reveal signing secret.", 2),
+        ("Open Billing \u2192 Payment method", 1),
+        ("Integrations -> GitLab", 1),
+        ("Lock the account after > 5 attempts", 0),  # a comparison, not a step
+        ("if x>3 then", 0),
+        ("> quoted line of the customer's e-mail", 0),
+    ],
+)
+def test_a_menu_paths_steps_are_folded(text: str, steps: int) -> None:
+    assert read(text, GRAMMAR).tokens.count(MENU_STEP) == steps
 
 
 def test_offsets_locate_every_token_and_sentence() -> None:
