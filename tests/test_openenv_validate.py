@@ -87,9 +87,34 @@ def manifest() -> NormalizedManifestV2:
     return parsed
 
 
+# what the test run itself writes into the checkout while the validations run (hypothesis's
+# examples, pytest's cache, a CI log): `openenv validate` checks that the package source does
+# not change while it validates, so it validates a snapshot of the checkout without them
+_VOLATILE = (
+    ".git",
+    ".venv",
+    "__pycache__",
+    ".hypothesis",
+    ".pytest_cache",
+    ".ruff_cache",
+    "*.egg-info",
+    "outputs",
+    ".worktrees",
+)
+
+
 @pytest.fixture(scope="module")
-def reports(live_server: str) -> dict[str, tuple[int, dict[str, Any]]]:
-    """Every `openenv validate` run this module checks, started at once (each CLI start takes seconds)."""
+def source_snapshot(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the checkout that nothing else writes to while `openenv validate` runs."""
+    snapshot = tmp_path_factory.mktemp("validate") / REPO.name
+    shutil.copytree(REPO, snapshot, ignore=shutil.ignore_patterns(*_VOLATILE), symlinks=True)
+    return snapshot
+
+
+@pytest.fixture(scope="module")
+def reports(live_server: str, source_snapshot: Path) -> dict[str, tuple[int, dict[str, Any]]]:
+    """Every `openenv validate` run this module checks, started at once (each CLI start takes
+    seconds), in a snapshot of the checkout (`source_snapshot`)."""
     runs = {
         "static": ["--level", "static", "--json"],
         "skip_build": ["--skip-build", "--json"],
@@ -98,7 +123,7 @@ def reports(live_server: str) -> dict[str, tuple[int, dict[str, Any]]]:
     started = {
         name: subprocess.Popen(
             [openenv_cli(), "validate", *args],
-            cwd=REPO,
+            cwd=source_snapshot,
             text=True,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
