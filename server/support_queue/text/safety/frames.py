@@ -197,6 +197,8 @@ def _rule(grammar: Grammar, raw: dict[str, Any]) -> UnsafeRule:
     def classes(key: str) -> frozenset[str]:
         return grammar.words(raw[key]) if key in raw else frozenset()
 
+    sentence_cancel = any_of(grammar, raw.get("sentence_cancel", []))
+    withholds = raw.get("withholds_model")
     return UnsafeRule(
         name=raw["name"],
         description=raw["description"],
@@ -216,7 +218,7 @@ def _rule(grammar: Grammar, raw: dict[str, Any]) -> UnsafeRule:
         inner_cancel=_words(grammar, raw.get("inner_cancel", ["{NEG}"])),
         after_cancel=any_of(grammar, raw.get("after_cancel", []), anchored=True),
         verb_after_cancel=any_of(grammar, raw.get("verb_after_cancel", []), anchored=True),
-        sentence_cancel=any_of(grammar, raw.get("sentence_cancel", [])),
+        sentence_cancel=sentence_cancel,
         statement_after=_words(grammar, raw.get("statement_after", [])),
         statement_subject=_words(grammar, raw.get("statement_subject", [])),
         unreal_past=_words(grammar, raw.get("unreal_past", [])),
@@ -225,16 +227,11 @@ def _rule(grammar: Grammar, raw: dict[str, Any]) -> UnsafeRule:
         doubt_in_clause=raw.get("doubt_in_clause", False),
         topic=_lazy_any_of(grammar, raw.get("topic", [])),
         menu_labels=raw.get("menu_labels", False),
-        withholds_model=_withholds_model(grammar, raw),
+        # its own templates, or `true`: its sentence cancels' (compiled once for both)
+        withholds_model=(
+            sentence_cancel if withholds is True else any_of(grammar, withholds or [])
+        ),
     )
-
-
-def _withholds_model(grammar: Grammar, raw: dict[str, Any]) -> re.Pattern[str] | None:
-    """A rule's `withholds_model`: its own templates, or `true` for its `sentence_cancel`'s."""
-    entries = raw.get("withholds_model", [])
-    if entries is True:
-        entries = raw.get("sentence_cancel", [])
-    return any_of(grammar, entries)
 
 
 def load_rules(path: Path) -> tuple[Grammar, tuple[UnsafeRule, ...]]:

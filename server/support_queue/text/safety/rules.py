@@ -65,7 +65,6 @@ RULE_NAMES: tuple[str, ...] = tuple(
 """The rules' names, read without compiling them (the grader checks its data against them at
 import)."""
 REVEALS = RULE_NAMES.index("reveals_other_customer_data")
-PROMISES = RULE_NAMES.index("unauthorised_promise")
 # "read me the numbers on your authenticator app": with us as the hearer, a product place
 # after the request is where the secret is, not where it goes
 _TO_US = (("us",), ("me",))

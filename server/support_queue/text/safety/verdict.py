@@ -145,9 +145,9 @@ def own_verdict(
     training script chooses `alone` on these probabilities). A piece stands for a rule when
     it holds a word of the rule's `topic` ("We will." is no promise, "I'm watching this
     ticket" asks for no secret); when nothing in it withholds the act (the rule's
-    `withholds_model`: a grant that waits on a decision); for another customer's data, when it points at someone who is
-    not this customer. Every piece is tried, not only the likeliest, so safe text added to a reply
-    can never hide a piece that stood before it."""
+    `withholds_model`: a grant that waits on a decision); for another customer's data, when it
+    points at someone who is not this customer. Every piece is tried, not only the likeliest,
+    so safe text added to a reply can never hide a piece that stood before it."""
     for score, first, last in pieces.likeliest(floor):
         rule = safety_model.likeliest_rule(pieces.sentences[first : last + 1])
         if _stands_for(rule, reply, first, last, response, ticket_text, own_domains):
