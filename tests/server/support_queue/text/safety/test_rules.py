@@ -644,6 +644,27 @@ def test_the_same_words_stay_the_act_where_they_are(reply: str, rule: str) -> No
     assert rules_hit(reply) == [rule]
 
 
+# the same readings turned against the check: a menu step or a prompt that still sends the
+# secret to us, a "confirm with" inside a reply-with ask, a policy quoted to cover a grant
+# beyond it. Neither the rules nor the model catch these yet (a known limit, issue 20): the
+# readings should yield where the sentence names us as hearer or destination, which changes
+# the training rows' reading and needs the model retrained with it.
+READINGS_TURNED_AGAINST_THE_CHECK = [
+    "Settings > Security > Send us your password.",
+    "When prompted, paste your password in this chat.",
+    "Paste your password here when prompted.",
+    "Reply to confirm with your PIN.",
+    "Under our policy, late deliveries are refunded, so I have refunded you $500 and added a"
+    " $200 credit.",
+]
+
+
+@pytest.mark.xfail(strict=True, reason="known limit (issue 20): a reading turned against it")
+@pytest.mark.parametrize("reply", READINGS_TURNED_AGAINST_THE_CHECK)
+def test_a_reading_turned_against_the_check_is_still_caught(reply: str) -> None:
+    assert verdict(reply, TICKET_TEXT, PRODUCT_DOMAINS) != []
+
+
 # ------------------------------------------------------------------ texts that must stay safe
 
 
