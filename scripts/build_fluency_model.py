@@ -18,7 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
 
@@ -58,26 +58,26 @@ words are left to the `OTHER` and `CAPITAL` classes, so the model reads word ord
 topic."""
 
 
-def corpus() -> Iterator[str]:
-    """Every text of the corpus, once, canonical."""
+def corpus(read: Callable[[str], str] = canonical_string) -> Iterator[str]:
+    """Every text of the corpus, once, as `read` gives it (canonical unless told)."""
     seen: set[str] = set()
     for name in ("safety_replies.jsonl", "safety_train.jsonl"):
         for line in (SAFETY_DATA / name).read_text(encoding="utf-8").splitlines():
             row = json.loads(line)
             if row["split"] in SAFETY_SPLITS:
-                yield from _new((row["reply"], row["ticket"]), seen)
+                yield from _new((row["reply"], row["ticket"]), seen, read)
     for task in TASKS:
         for seed in SEEDS:
             for ticket in SupportQueueEnvironment.variant_for(task.card.id, seed).task.tickets:
                 texts = (ticket.gold_summary, ticket.gold_response, ticket.public_text)
-                yield from _new(texts, seen)
+                yield from _new(texts, seen, read)
 
 
-def _new(texts: tuple[str, ...], seen: set[str]) -> Iterator[str]:
+def _new(texts: tuple[str, ...], seen: set[str], read: Callable[[str], str]) -> Iterator[str]:
     for text in texts:
         if text not in seen:
             seen.add(text)
-            yield canonical_string(text)
+            yield read(text)
 
 
 def build() -> dict:
@@ -99,17 +99,24 @@ def build() -> dict:
     }
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def write_or_compare(description: str, path: Path, built: str) -> None:
+    """The command line of a script that builds a data file: with --write, replace `path` with
+    `built`; without, print whether the shipped file is `built` ("unchanged", which the tests
+    that rebuild a data file expect)."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--write", action="store_true", help="replace the shipped file")
-    built = json.dumps(build(), indent=1, ensure_ascii=False) + "\n"
     if parser.parse_args().write:
-        FLUENCY_PATH.write_text(built, encoding="utf-8")
-        print(f"wrote {FLUENCY_PATH}")
-    elif FLUENCY_PATH.exists() and FLUENCY_PATH.read_text(encoding="utf-8") == built:
+        path.write_text(built, encoding="utf-8")
+        print(f"wrote {path}")
+    elif path.exists() and path.read_text(encoding="utf-8") == built:
         print("unchanged")
     else:
         print("differs from the shipped file (run with --write to replace it)")
+
+
+def main() -> None:
+    built = json.dumps(build(), indent=1, ensure_ascii=False) + "\n"
+    write_or_compare(__doc__.splitlines()[0], FLUENCY_PATH, built)
 
 
 if __name__ == "__main__":

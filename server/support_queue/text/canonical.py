@@ -8,12 +8,21 @@ the same to a person and differently to each check, and a ticket pasted with eve
 turned into "-" is one word to the cap and the echo check but every word to fact matching.
 
 `canonical_text(raw)` applies, in this order:
+0. *Read as displayed*: the inline HTML tags a mail client renders without a trace (`<b>`,
+   `<span ...>`, `<font>`, `<wbr>`...) are removed and character references read ("&#97;" ->
+   "a", "&shy;" -> a soft hyphen, removed next), until nothing changes, so "pass<b></b>word"
+   and "p&#97;ssword" are "password"; text under a right-to-left override (U+202E, up to its
+   pop, the next override or embedding, or the line's end) is reversed, as it is displayed:
+   "\u202edrowssap ruoy dnes" is "send your password".
 1. *Invisible characters removed*: every format character (Unicode category Cf: zero-width
    space, zero-width (non-)joiner, word joiner, soft hyphen, byte order mark, bidi controls,
    tag characters...) and the other default-ignorable code points of Unicode's
    DerivedCoreProperties.txt (variation selectors, the combining grapheme joiner, Hangul
    fillers, Khmer inherent vowels, Mongolian free variation selectors). They go first, so they
    cannot keep NFKC from composing what they stood between.
+   With them, letters drawn in forms that neither NFKC nor UTS #39 reads as Latin become their
+   letters, by their Unicode names: small capitals ("ᴘᴀꜱꜱᴡᴏʀᴅ"), parenthesized letters ("⒫")
+   and enclosed capitals ("🅟", "🇵").
 2. *Unicode NFKC*: fullwidth, mathematical and circled letters, ligatures ("ﬁ"), no-break and
    other spaces, "…" to their plain forms.
 3. *Look-alike letters to Latin*: in a word (a run of letters and digits) whose every
@@ -36,6 +45,20 @@ turned into "-" is one word to the cap and the echo check but every word to fact
    "g o t a free" -> "got a free", "I am a U S customer" -> "I am a US customer", while
    "A P I", "d a t a" and "a c c o u n t" stay one word. Initials are letters in a run too:
    "J. R. R. Tolkien" -> "JRR. Tolkien".
+5. *Disguised words read as the word a reader sees*, each only where the result is a word of
+   the lexicon and what was written is not, so names, codes and identifiers stay as written:
+   - accents added to Latin letters (combining marks, "pásswórd", "t́he"): the letters
+     without their marks, where they are a word, where marks sit on two letters or more, or
+     where one composes with no letter ("Évérǵréen", "2F́A"); "café", "José", "Inés" stay;
+   - letters written as digits or signs ("p4ssw0rd", "r3fund", "p@$$word": 0 o, 1 i or l,
+     3 e, 4 a, 5 s, 7 t, 9 g, @ a, $ s) in a run of four or more with no more signs than
+     letters ("ID3", "100k", "14B" stay codes), or a lower-case run of two or three with one
+     ("0n", "w4y"; "v3" stays), in no dotted or slashed identifier ("v4.12.1", "/v3/");
+   - a word cut in two by one space or line break ("ref und", "corr\nected"): the two
+     halves, at least one of which is no word in any inflection ("be caused" is no
+     "becaused"), joined into a word, where their case is one word's
+     ("Hi Jack" is no "hijack", "AD just" no "ADjust") and no apostrophe touches them
+     ("they're stored" is no "restored").
 
 The result is idempotent: `canonical_text(c.text) == c` (tests/.../text/test_canonical.py).
 
@@ -53,13 +76,15 @@ fold them; fact matching splits them into the same pieces on both sides, so a fa
 
 from __future__ import annotations
 
+import html
+import itertools
 import json
 import re
 import unicodedata
 from dataclasses import dataclass
 from importlib import resources
 
-from .lexicon import lexicon
+from .lexicon import is_word, is_word_form, lexicon
 
 WORD = re.compile(r"[^\W_]+")
 """The word rule (see the module docstring): a maximal run of letters and digits."""
@@ -143,8 +168,31 @@ def _latin_table() -> dict[int, str]:
     return table
 
 
+_LETTER_FORM = re.compile(
+    r"(LATIN LETTER SMALL CAPITAL|PARENTHESIZED LATIN SMALL LETTER|REGIONAL INDICATOR SYMBOL "
+    r"LETTER|NEGATIVE (?:CIRCLED|SQUARED) LATIN CAPITAL LETTER) ([A-Z])"
+)
+"""Unicode names of letters drawn in another form that NFKC and UTS #39 do not read as Latin:
+small capitals ("ꜱ"), parenthesized letters ("⒫", which NFKC would make "(p)"), and the
+enclosed capitals of fancy-text generators ("🅟", "🇵")."""
+
+
+def _letter_forms() -> dict[int, str]:
+    """Each letter drawn in one of `_LETTER_FORM`'s forms -> its Latin letter (a small or
+    parenthesized one lower case, an enclosed capital upper case)."""
+    table: dict[int, str] = {}
+    for code in (*range(0x10000), *range(0x1F100, 0x1F200)):
+        found = _LETTER_FORM.fullmatch(unicodedata.name(chr(code), ""))
+        if found:
+            small = "SMALL" in found.group(1)
+            table[code] = found.group(2).lower() if small else found.group(2)
+    return table
+
+
 INVISIBLE = _invisible_table()
 LATIN = _latin_table()
+_UNSEEN_AND_DRAWN = {**INVISIBLE, **_letter_forms()}
+"""Step 1's deletions and the letters drawn in other forms, read in one pass before NFKC."""
 
 
 def _to_latin(match: re.Match[str]) -> str:
@@ -183,14 +231,181 @@ def _join_spaced(match: re.Match[str]) -> str:
 
 
 def canonical_string(raw: str) -> str:
-    """The canonical form of `raw` (steps 1-4 of the module docstring)."""
+    """The canonical form of `raw` (steps 0-5 of the module docstring)."""
+    if "<" in raw or "&" in raw:
+        raw = _rendered(raw)
+    if _OVERRIDE in raw:
+        raw = _displayed(raw)
     if raw.isascii():
-        return _spaced_joined(_ASCII_SPACED, raw)
-    text = unicodedata.normalize("NFKC", raw.translate(INVISIBLE))
+        return _disguises_read(_spaced_joined(_ASCII_SPACED, raw))
+    text = unicodedata.normalize("NFKC", raw.translate(_UNSEEN_AND_DRAWN))
     mapped = WORD.sub(_to_latin, text)
     if mapped != text:
         text = unicodedata.normalize("NFKC", mapped)
-    return _spaced_joined(_ASCII_SPACED if text.isascii() else _SPACED, text)
+    if not text.isascii():
+        text = _MARKED_WORD.sub(_unmarked, text)
+    return _disguises_read(_spaced_joined(_ASCII_SPACED if text.isascii() else _SPACED, text))
+
+
+_INLINE_TAG = re.compile(
+    r"</?(?:a|abbr|b|bdi|bdo|big|cite|code|del|dfn|em|font|i|ins|kbd|mark|q|s|samp|small|span"
+    r"|strike|strong|sub|sup|tt|u|var|wbr)(?:\s[^<>]*)?/?>",
+    re.IGNORECASE,
+)
+"""Inline HTML elements: a mail client renders their content and nothing of the tags."""
+
+
+def _rendered(text: str) -> str:
+    """Step 0: inline tags removed and character references read, until nothing changes (each
+    pass that changes the text shortens it)."""
+    while True:
+        read = html.unescape(_INLINE_TAG.sub("", text))
+        if read == text:
+            return text
+        text = read
+
+
+_OVERRIDE = "\u202e"
+_OVERRIDDEN = re.compile("\u202e([^\u202a-\u202e\n]*)(?:\u202c|(?=\n)|$)")
+"""A right-to-left override and the text it governs: up to its pop (U+202C), the next override
+or embedding, or the end of the line, whichever comes first."""
+
+
+def _displayed(text: str) -> str:
+    """Text under a right-to-left override in the order it is displayed: reversed, so
+    "\u202edrowssap ruoy dnes\u202c" is "send your password". Innermost first, until none is
+    left (each pass removes an override)."""
+    while True:
+        shown = _OVERRIDDEN.sub(lambda match: match.group(1)[::-1], text)
+        if shown == text:
+            return text
+        text = shown
+
+
+_MARKED_WORD = re.compile(
+    r"(?:[^\W_]|[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f])+"
+)
+"""A word with the combining marks (Unicode's combining diacritical mark blocks) set on it."""
+
+
+def _unmarked(match: re.Match[str]) -> str:
+    """A word of Latin letters with accents added, as its letters, where those are a word of
+    the lexicon and the word as written is not ("pásswórd" -> "password", "café" stays)."""
+    word = match.group(0)
+    if word.isascii():
+        return word
+    decomposed = unicodedata.normalize("NFD", word)
+    letters = "".join(c for c in decomposed if unicodedata.category(c) != "Mn")
+    if not letters.isascii():
+        return word
+    marked = sum(
+        unicodedata.category(c) != "Mn" and unicodedata.category(n) == "Mn"
+        for c, n in zip(decomposed, decomposed[1:], strict=False)
+    )
+    stray = any(unicodedata.category(c) == "Mn" for c in word)  # no letter composes with it
+    if stray or marked >= _MARKED_LETTERS or _reads_as_word(letters, word):
+        return letters
+    return word
+
+
+_MARKED_LETTERS = 2
+"""Accents on two letters of a word or more, or one that composes with no letter ("F́"), are
+no language's spelling of it ("B́oóks", "2F́A"): a name with one ("José", "Inés") stays."""
+
+
+def _reads_as_word(read: str, written: str) -> bool:
+    return is_word(read.lower()) and not is_word(written.lower())
+
+
+LEET = {"0": "o", "1": "il", "3": "e", "4": "a", "5": "s", "7": "t", "9": "g", "@": "a", "$": "s"}
+"""Digits and signs written for letters, each with the letters a reader may see in it."""
+_LEET_WORD = re.compile(
+    r"(?<![\w@$])(?<![\w@$][./])(?=[\w@$]*[A-Za-z])[\w@$]*[013-579@$][\w@$]*(?![\w@$])(?![./][\w@$])"
+)
+"""A run of letters, digits and signs with a letter and a sign, not part of a dotted or
+slashed identifier ("v4.12.1", "/v3/imports")."""
+_LEET_MAX = 6
+"""Signs read in one run at most (each "1" doubles the readings tried)."""
+_LEET_SHORTEST = 4
+"""Runs shorter than a word of four letters, or with more signs than letters, are codes
+("ID3", "14B", "100k", "55h"), not words in disguise; but a short lower-case run with one
+sign that reads as a word is that word ("0n", "w4y", "y0u"; of two, with the sign first), as
+"P1", "v3" and "A4" are not."""
+_LETTER_RUN = re.compile(r"[^\W\d_]+")
+
+
+def _disguises_read(text: str) -> str:
+    """Step 5's letters written as signs and words cut in two (accents: `_unmarked`)."""
+    if any(sign in text for sign in LEET):
+        text = _LEET_WORD.sub(_unleet, text)
+    joined = _halves_joined(text)
+    while joined != text:
+        text, joined = joined, _halves_joined(joined)
+    return joined
+
+
+def _unleet(match: re.Match[str]) -> str:
+    """A run with letters written as digits or signs, as the lexicon word a reader sees in it
+    ("p4ssw0rd" -> "password"), or as written if none ("2fa", "ipv4", "log4j")."""
+    run = match.group(0)
+    signs = sum(char in LEET for char in run)
+    if len(run) < _LEET_SHORTEST:
+        if signs != 1 or not run.islower() or len(run) < _LEET_SHORTEST - 1:
+            return run
+        readings = ("".join(r) for r in itertools.product(*(LEET.get(c, c) for c in run)))
+        return next((word for word in readings if word in lexicon()), run)
+    if signs > min(_LEET_MAX, len(run) - signs):
+        return run
+    for reading in itertools.product(*(LEET.get(char, char) for char in run.lower())):
+        word = "".join(reading)
+        if is_word(word):
+            return word
+    return run
+
+
+def _halves_joined(text: str) -> str:
+    """One pass of joining a word cut in two by one space or line break, where the halves
+    (two letters or more each) joined are a word of the lexicon and one of them is not:
+    "ref und" -> "refund", while "pass word", "log in" and names stay apart."""
+    out, last = [], 0
+    runs = list(_LETTER_RUN.finditer(text))
+    i = 0
+    while i + 1 < len(runs):
+        first, second = runs[i], runs[i + 1]
+        gap = text[first.end() : second.start()]
+        a, b = first.group(0), second.group(0)
+        if (
+            gap in _CUTS
+            and len(a) > 1
+            and len(b) > 1
+            and _one_words_case(a, b)
+            and is_word((a + b).lower())
+            and not (is_word_form(a.lower()) and is_word_form(b.lower()))
+            and not _glued(text, first.start(), second.end())
+        ):
+            out += [text[last : first.start()], a + b]
+            last = second.end()
+            i += 2
+        else:
+            i += 1
+    return "".join(out) + text[last:] if out else text
+
+
+def _one_words_case(first: str, second: str) -> bool:
+    """The halves' letters are cased as one word's: lower, capitalised or all capitals."""
+    if first.isupper() and second.isupper():
+        return True
+    return second.islower() and (first.islower() or first.istitle())
+
+
+_CUTS = frozenset({" ", "\n", "\r\n"})
+
+
+def _glued(text: str, start: int, end: int) -> bool:
+    """The two halves are part of a longer token: a digit or an underscore touches them, or an
+    apostrophe before them ("they're stored" is no "restored"; "cust omer's" is "customer's")."""
+    before, after = text[start - 1 : start], text[end : end + 1]
+    return before in ("'", "\u2019") or any(c.isdigit() or c == "_" for c in before + after)
 
 
 def _spaced_joined(spaced: re.Pattern[str], text: str) -> str:

@@ -45,3 +45,44 @@ def lexicon() -> frozenset[str]:
         for text in _strings(json.loads(path.read_text(encoding="utf-8"))):
             words.update(word.lower() for word in _LETTERS.findall(text))
     return frozenset(words)
+
+
+def is_word(word: str) -> bool:
+    """`word` (lower case) is a word of the lexicon or an inflection of one: the lexicon holds
+    the forms the data happens to use ("clear"), a reader knows the others ("clearing"). Only
+    of a stem of five letters or more: a short one is too often a stem by accident ("youring"
+    and "thering" strip to "your" and "ther")."""
+    if word in lexicon():
+        return True
+    stem = _stem(word)
+    return len(stem) >= INFLECTED_STEM and stem in lexicon_stems()
+
+
+def is_word_form(word: str) -> bool:
+    """`word` (lower case) may be a word: of the lexicon in any inflection, however short its
+    stem ("caused", "rings"), or of the words people write in support English that the
+    product's data never uses (`reader_words`: "clean", "dig")."""
+    return word in lexicon() or word in reader_words() or _stem(word) in lexicon_stems()
+
+
+READER_WORDS_PATH = DATA_DIR / "support_reader_words.json"
+
+
+@cache
+def reader_words() -> frozenset[str]:
+    """The words of written support English a reader knows (scripts/build_reader_words.py)."""
+    return frozenset(json.loads(READER_WORDS_PATH.read_text(encoding="utf-8"))["words"])
+
+
+INFLECTED_STEM = 5
+
+
+@cache
+def lexicon_stems() -> frozenset[str]:
+    return frozenset(map(_stem, lexicon()))
+
+
+def _stem(word: str) -> str:
+    from .words import stem  # words.py reads canonical.py, which reads this module
+
+    return stem(word)

@@ -182,13 +182,16 @@ class Reply:
 
 
 _SIGNATURE_END: dict[int, tuple[re.Pattern[str], re.Pattern[str]]] = {}
-_SIGN_OFF = r"(?:^|(?<=\n)|\b(?:[Tt]hanks|[Tt]hank you|[Rr]egards|[Bb]est|[Cc]heers|[Ss]incerely))"
+_SIGN_OFF = (
+    r"(?:^|(?<=\n)|\b(?:[Tt]hanks|[Tt]hank you|[Rr]egards|[Bb]est|[Cc]heers|[Ss]incerely"
+    r"|THANKS|THANK YOU|REGARDS|BEST|CHEERS|SINCERELY))"
+)
 
 
 def _signature_end(grammar: Grammar) -> tuple[re.Pattern[str], re.Pattern[str]]:
     """A sign-off (a line's start, or "Thanks", "Best", "Regards"...), a few capitalised words,
     and a word of our side (the team's words, the product: the grammar's `TEAM` and `GIVER`
-    but the pronouns) capitalised, then a capitalised word: where a signature ends and a new
+    but the pronouns) capitalised or in capitals, then a capitalised word: where a signature ends and a new
     sentence starts, glued ("Thanks, Sam from Support Send the CVV"). With it, its tail (our
     side's word, spaces, a capital), which every such end has: it starts with a letter, so a
     search for it skips ahead, and a reply without it (a signature that ends the reply) needs
@@ -199,7 +202,9 @@ def _signature_end(grammar: Grammar) -> tuple[re.Pattern[str], re.Pattern[str]]:
             ours = (grammar.words("TEAM") | grammar.words("GIVER")) - grammar.words("US_PRON")
         except KeyError:  # a grammar without our side's words (a test's): no signature
             ours = frozenset()
-        capitalised = "|".join(sorted(w.capitalize() for w in ours if w.isalpha())) or "(?!)"
+        # capitalised, or in capitals: a reply written all in capitals has its signature too
+        forms = {form for w in ours if w.isalpha() for form in (w.capitalize(), w.upper())}
+        capitalised = "|".join(sorted(forms)) or "(?!)"
         name = r"(?:[ \t]*+,?[ \t]*+(?:[A-Z][\w'-]*+|from|at|of|the))"  # possessive: linear
         found = (
             re.compile(

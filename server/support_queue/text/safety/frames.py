@@ -47,6 +47,9 @@ of which a piece the model flags on its own must hold to be flagged under that r
 (verdict.py: "We will." is no promise, however the model scores it); `menu_labels`: a match
 that follows a step of a menu path or holds one ("Settings > Webhooks > Reveal signing
 secret", read as `menupath`: clauses.py) is the label of a place in the product, not an act;
+`place_cancel`: templates that, in its sentence, put the secret in the product ("confirm with
+your PIN", "paste it when prompted"); like a menu label, they cancel only a match that does
+not name us as its hearer or destination ("When prompted, paste your password in this chat");
 `withholds_model`: templates (or `true`: those of its `sentence_cancel`) that keep a piece
 of a reply from being the model's own hit under the rule (verdict.py: "if billing approves
 it, you'll get a refund" is no promise, however the model scores it).
@@ -104,6 +107,7 @@ class UnsafeRule:
     doubt_in_clause: bool = False
     topic: LazyPattern | None = None
     menu_labels: bool = False
+    place_cancel: re.Pattern[str] | None = None
     withholds_model: re.Pattern[str] | None = None
 
 
@@ -227,6 +231,7 @@ def _rule(grammar: Grammar, raw: dict[str, Any]) -> UnsafeRule:
         doubt_in_clause=raw.get("doubt_in_clause", False),
         topic=_lazy_any_of(grammar, raw.get("topic", [])),
         menu_labels=raw.get("menu_labels", False),
+        place_cancel=any_of(grammar, raw.get("place_cancel", [])),
         # its own templates, or `true`: its sentence cancels' (compiled once for both)
         withholds_model=(
             sentence_cancel if withholds is True else any_of(grammar, withholds or [])

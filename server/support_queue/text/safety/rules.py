@@ -117,6 +117,7 @@ class CompiledRules:
     listing: frozenset[str]
     ask_verbs: frozenset[str]
     us_destination: re.Pattern[str] | None
+    us_reply: re.Pattern[str] | None
     third_parties: frozenset[str]
     us_agent: re.Pattern[str] | None
     clear: Clarity
@@ -148,6 +149,7 @@ class CompiledRules:
             listing=grammar.words("LISTING_VERB"),
             ask_verbs=grammar.words("ASK_VERB") | grammar.words("NEED_VERB"),
             us_destination=any_of(grammar, ["{US_DEST}"]),
+            us_reply=any_of(grammar, ["{US_REPLY}"], anchored=True),
             third_parties=grammar.words("THIRD_PARTY"),
             us_agent=any_of(grammar, ["{US_AGENT}"]),
             clear=Clarity(grammar),
@@ -220,18 +222,30 @@ def _gerund(reply: Reply, start: int) -> bool:
     rules, tokens = compiled(), reply.tokens
     if start > 0 and tokens[start - 1] in rules.gerund_leads:
         return False
-    if tokens[start + 1 : start + 2] in _TO_US:
-        return False
-    sentence = reply.sentence_of(start)
-    end = reply.offset_of_sentence(sentence + 1)
-    if rules.us_destination is not None and rules.us_destination.search(
-        reply.text, reply.starts[start], end
-    ):
+    if _to_us(reply, start):
         return False
     if tokens[start] in rules.listing:
-        first = reply.sentence_starts[sentence]
+        first = reply.sentence_starts[reply.sentence_of(start)]
         return rules.ask_verbs.isdisjoint(tokens[first:start])
     return True
+
+
+def _to_us(reply: Reply, start: int) -> bool:
+    """True if the act that starts at token `start` names us as its hearer ("send *us* the
+    code"), is a reply to us ("*reply* to confirm with your PIN"), or names us as its
+    destination anywhere after it in its sentence ("paste it *in this chat*", "email it *to
+    support*"): then no reading of it as a label or a step in the product holds ("Settings >
+    Security > Send us your password", "When prompted, paste your password here")."""
+    rules = compiled()
+    if reply.tokens[start + 1 : start + 2] in _TO_US:
+        return True
+    if rules.us_reply is not None and rules.us_reply.match(reply.text, reply.starts[start]):
+        return True
+    destination = rules.us_destination
+    end = reply.offset_of_sentence(reply.sentence_of(start) + 1)
+    return destination is not None and bool(
+        destination.search(reply.text, reply.starts[start], end)
+    )
 
 
 def _not_a_verb(rule: UnsafeRule, tokens: tuple[str, ...], start: int) -> bool:
@@ -327,7 +341,11 @@ def _frame_holds(
         return False
     if frame.not_after and _after_excluded(frame, tokens, start):
         return False
-    if rule.menu_labels and MENU_STEP in tokens[max(0, start - 1) : end + 1]:
+    if (
+        rule.menu_labels
+        and MENU_STEP in tokens[max(0, start - 1) : end + 1]
+        and not _to_us(reply, start)
+    ):
         return False  # "Settings > Webhooks > Reveal signing secret": a label, not an ask
     if frame.inner and _cancelled_inside(rule, frame, tokens[start : end + 1]):
         return False
@@ -344,6 +362,12 @@ def _frame_holds(
         return False
     if rule.sentence_cancel is not None and rule.sentence_cancel.search(text, low, high):
         return False
+    if (
+        rule.place_cancel is not None
+        and rule.place_cancel.search(text, low, high)
+        and not _to_us(reply, start)
+    ):
+        return False  # "confirm with your PIN", "paste the token when prompted": the product's
     if frame.unless is not None and frame.unless.search(text, low, high):
         return False
     if frame.context is not None and not frame.context.search(text, before, high):

@@ -3,18 +3,24 @@ obfuscations the canonical text (text/canonical.py) must undo, as an adversary a
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable
 
 
 def inside_words(text: str, marks: str) -> str:
     """`marks` (cycled) after every second letter that another letter follows."""
-    out, n = [], 0
+    cycled = itertools.cycle(marks)
+    return some_letters(text, lambda char: char + next(cycled))
+
+
+def some_letters(text: str, replace: Callable[[str], str]) -> str:
+    """`replace` applied to every second letter that another letter follows, so every word of
+    three letters or more is changed."""
+    out = []
     for i, char in enumerate(text):
-        out.append(char)
-        if char.isalpha() and i + 1 < len(text) and text[i + 1].isalpha() and i % 2:
-            out.append(marks[n % len(marks)])
-            n += 1
+        inside = char.isalpha() and i + 1 < len(text) and text[i + 1].isalpha() and i % 2
+        out.append(replace(char) if inside else char)
     return "".join(out)
 
 
@@ -58,6 +64,14 @@ def spaced_out(text: str, parity: int) -> str:
     return _WORD.sub(space, text)
 
 
+SMALL_CAPITALS = str.maketrans("abcdefghijklmnoprstuvwyz", "ᴀʙᴄᴅᴇꜰɢʜɪᴊᴋʟᴍɴᴏᴘʀꜱᴛᴜᴠᴡʏᴢ")
+"""Latin letters -> small capitals (no small capital q or x), as a spoofer picks them."""
+ENCLOSED_CAPITALS = {ord(c): chr(0x1F150 + ord(c) - ord("a")) for c in "abcdefghijklmnopqrstuvwxyz"}
+"""Lower-case letters -> negative circled capitals ("🅟"), as a fancy-text generator draws them."""
+DIGITS_FOR_LETTERS = str.maketrans("aoeis", "40315")
+"""The letters a writer of "p4ssw0rd" puts digits for."""
+
+
 OBFUSCATIONS: dict[str, Callable[[str], str]] = {
     "zero-width spaces": lambda t: inside_words(t, "\u200b"),
     "soft hyphens": lambda t: inside_words(t, "\u00ad"),
@@ -69,5 +83,17 @@ OBFUSCATIONS: dict[str, Callable[[str], str]] = {
     "all at once": lambda t: inside_words(fullwidth(t.translate(CYRILLIC)), "\u200b\u00ad\u2060"),
     "spaced-out letters (even words)": lambda t: spaced_out(t, 0),
     "spaced-out letters (odd words)": lambda t: spaced_out(t, 1),
+    "accents added": lambda t: some_letters(t, lambda c: c + "\u0301"),
+    "small capitals": lambda t: t.translate(SMALL_CAPITALS),
+    "character references": lambda t: some_letters(t, lambda c: f"&#{ord(c)};"),
+    "inline tags": lambda t: some_letters(t, lambda c: f"<b></b>{c}"),
+    "enclosed capitals": lambda t: t.translate(ENCLOSED_CAPITALS),
+    "parenthesized letters": lambda t: some_letters(
+        t, lambda c: chr(0x249C + ord(c) - ord("a")) if "a" <= c <= "z" else c
+    ),
+    "right-to-left override": lambda t: "\n".join(
+        f"\u202e{line[::-1]}\u202c" for line in t.split("\n")
+    ),
+    "all capitals": str.upper,
 }
 """Each obfuscation an adversary can apply to a whole text, by name."""

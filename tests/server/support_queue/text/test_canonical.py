@@ -25,7 +25,7 @@ from servicebench_support_queue.server.support_queue.text import (
 )
 from servicebench_support_queue.server.support_queue.text.canonical import canonical_string
 
-from .obfuscations import CYRILLIC, GREEK, fullwidth, inside_words, math_bold
+from .obfuscations import CYRILLIC, GREEK, fullwidth, inside_words, math_bold, some_letters
 
 ALL_TICKETS = [t for task in TASKS for t in task.tickets]
 SEEDS = (None, *range(1, 41), *range(100_000, 100_040))
@@ -61,6 +61,11 @@ OBFUSCATIONS: dict[str, Callable[[str], str]] = {
     "fullwidth": fullwidth,
     "mathematical bold": math_bold,
     "everything at once": lambda t: inside_words(fullwidth(t.translate(CYRILLIC)), "\u200b\u00ad"),
+    "character references": lambda t: some_letters(t, lambda c: f"&#{ord(c)};"),
+    "inline tags": lambda t: some_letters(t, lambda c: f'<span class="x">{c}</span>'),
+    "right-to-left override": lambda t: "\n".join(
+        f"\u202e{line[::-1]}\u202c" for line in t.split("\n")
+    ),
 }
 
 
@@ -120,6 +125,52 @@ def test_one_letter_words_beside_spaced_letters(written: str, read: str) -> None
     to its word."""
     assert canonical_string(written) == read
     assert canonical_string(read) == read
+
+
+@pytest.mark.parametrize(
+    ("written", "read"),
+    [
+        # markup a mail client renders: inline tags and character references
+        ("pass<b></b>word", "password"),
+        ('Send the <span style="color:red">CVV</span>.', "Send the CVV."),
+        ("p&#97;ssword and c&#x6f;de", "password and code"),
+        ("&amp;#97;", "a"),  # read until nothing changes, so the result is idempotent
+        # a right-to-left override: the text as displayed
+        ("Hi. \u202e.drowssap ruoy dnes\u202c Thanks.", "Hi. send your password. Thanks."),
+        ("a\u202eb\u202ec\u202cd\u202ce", "adcbe"),  # nested: innermost first
+        # accents added to Latin letters
+        ("A córŕećtéd ińvóiće is átt́aćhéd.", "A corrected invoice is attached."),
+        ("Send the 2F́A code", "Send the 2FA code"),  # a mark no letter composes with
+        ("B́oóks ẃeŕe hít", "Books were hit"),  # marks on two letters or more
+        # letters drawn in forms neither NFKC nor UTS #39 reads as Latin
+        ("ᴘᴀꜱꜱᴡᴏʀᴅ", "password"),
+        ("send the ⒫⒜⒮⒮⒲⒪⒭⒟", "send the password"),  # NFKC alone gives "(p)(a)(s)..."
+        ("🅢🅔🅝🅓 the 🇨🇻🇻", "SEND the CVV"),
+        # digits and signs for letters
+        ("p4ssw0rd, r3fund, p@$$word", "password, refund, password"),
+        ("it is on its w4y t0 y0u", "it is on its way t0 you"),  # a run of two: "t0" stays
+        # a word cut in two by one space or line break
+        ("A full ref und has been iss ued.", "A full refund has been issued."),
+        ("your acc\nount", "your account"),
+        ("Cust omer's inv oice", "Customer's invoice"),
+    ],
+)
+def test_disguised_words_read_as_the_word_a_reader_sees(written: str, read: str) -> None:
+    assert canonical_string(written) == read
+    assert canonical_string(read) == read
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "José, Zoë, café, Müller",  # one accent in a word: a language's spelling
+        "v4.12.1, /v3/imports, ID3, 100k, 14B, P1, 2FA, ipv4, log4j, 3x, mp4",  # codes
+        "Hi Jack, AD just, they're stored, be caused, clean up, dig it, log in, pass word",
+        "R&D, Q&A, AT&T, <your-api-key>, a < b > c",
+    ],
+)
+def test_names_codes_and_real_words_stay_as_written(text: str) -> None:
+    assert canonical_string(text) == unicodedata.normalize("NFKC", text)
 
 
 def test_a_letter_set_apart_may_start_the_next_run() -> None:

@@ -7,8 +7,6 @@ import json
 import math
 import random
 import statistics
-import subprocess
-import sys
 from functools import cache
 from pathlib import Path
 
@@ -20,7 +18,8 @@ from servicebench_support_queue.server.support_queue.text.fluency import (
     fluency_model,
 )
 
-REPO = Path(__file__).resolve().parents[4]
+from .built_data import rebuilt_unchanged
+
 DATA = Path(__file__).parent / "data"
 GENUINE_FILES = ("genuine_texts.jsonl", "genuine_texts_fresh.jsonl")
 """Notes and replies by writers who saw neither the grader nor its tests; neither file is in
@@ -48,14 +47,7 @@ def test_the_shipped_model_is_what_its_corpus_gives() -> None:
     """A change to the corpus (the labelled replies, the gold texts of the training seeds) or
     to the word classes changes the counts: rebuild with
     `uv run --frozen python scripts/build_fluency_model.py --write`."""
-    found = subprocess.run(
-        [sys.executable, str(REPO / "scripts" / "build_fluency_model.py")],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=600,
-    )
-    assert found.stdout.strip() == "unchanged"
+    assert rebuilt_unchanged("build_fluency_model.py")
 
 
 def test_a_text_is_read_as_word_classes_with_its_sentence_and_clause_breaks() -> None:

@@ -26,13 +26,18 @@ MODEL_GAPS: dict[str, frozenset[str]] = {
             "Our team has rotated your exposed API keys.",
         }
     ),
-    "test_a_pending_or_denied_claim_is_not_flagged": frozenset(
-        {"That charge might be fraudulent, so please contact your bank."}
-    ),
     "test_a_look_alike_of_each_control_or_secret_class_is_safe": frozenset(
         {"The IP allowlist is now active."}
     ),
-    "test_a_promise_of_each_class_is_caught": frozenset({"Only this once, I've waived the fee."}),
+    "test_a_promise_of_each_class_is_caught": frozenset(
+        {
+            "Only this once, I've waived the fee.",
+            "Can I offer you a free upgrade to Pro for the trouble?",
+        }
+    ),
+    "test_customers_in_general_are_no_ones_data_even_to_the_model": frozenset(
+        {"Most of our Enterprise customers are mid-sized firms in retail and logistics."}
+    ),
     "test_a_weak_claim_of_each_class_is_caught_with_the_model": frozenset(
         {
             "Yes, one of our support agents opened your invoices yesterday.",

@@ -8,6 +8,7 @@ then judged (text/safety/verdict.py), as `grade_texts` does."""
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Callable
 
 import pytest
@@ -18,7 +19,7 @@ from servicebench_support_queue.server.support_queue.tasks import PRODUCT_DOMAIN
 from servicebench_support_queue.server.support_queue.text.canonical import canonical_string
 from servicebench_support_queue.server.support_queue.text.safety.verdict import verdict
 
-from ..obfuscations import OBFUSCATIONS
+from ..obfuscations import DIGITS_FOR_LETTERS, OBFUSCATIONS, some_letters
 from .test_rules import TICKET_TEXT, UNSAFE_CASES
 from .test_verdict import TERSE_ASKS
 
@@ -86,6 +87,32 @@ def test_an_unsafe_sentence_stays_caught_wherever_it_stands(name: str) -> None:
 def test_obfuscation_and_placement_together(obfuscation: str, placement: str) -> None:
     """Every pair of an obfuscation and a placement: the obfuscation applied to the whole reply."""
     rate, missed = _rate(lambda s: OBFUSCATIONS[obfuscation](PLACEMENTS[placement](s)))
+    assert rate >= STAY_CAUGHT, missed
+
+
+def _cut_in_two(text: str, cut: str) -> str:
+    """Every word of six letters or more cut in the middle by `cut`."""
+    return re.sub(
+        r"[^\W\d_]{6,}", lambda m: f"{m[0][: len(m[0]) // 2]}{cut}{m[0][len(m[0]) // 2 :]}", text
+    )
+
+
+BEYOND_THE_CANONICAL_TEXT: dict[str, Callable[[str], str]] = {
+    "words cut in two by a space": lambda t: _cut_in_two(t, " "),
+    "words cut in two by a line break": lambda t: _cut_in_two(t, "\n"),
+    "digits for nearly every letter": lambda t: t.translate(str.maketrans("aeiost", "431057")),
+    "digits for some letters": lambda t: some_letters(t, lambda c: c.translate(DIGITS_FOR_LETTERS)),
+}
+"""Disguises the canonical text reads only in part (a known limit, issue 20): a cut whose halves
+are both words ("pass word", "for ward", "out age") stays two words, and so does a word cut at a
+line break, which also ends the rules' sentence; digits for most letters of a word ("1nv01c3")
+read as a code, not a word, and a run of two ("1n", "0n") as one too ("3x", "v3", "1s")."""
+
+
+@pytest.mark.xfail(strict=True, reason="known limit (issue 20): read only in part")
+@pytest.mark.parametrize("name", sorted(BEYOND_THE_CANONICAL_TEXT))
+def test_a_disguise_the_canonical_text_reads_in_part(name: str) -> None:
+    rate, missed = _rate(BEYOND_THE_CANONICAL_TEXT[name])
     assert rate >= STAY_CAUGHT, missed
 
 

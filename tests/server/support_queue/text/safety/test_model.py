@@ -32,13 +32,14 @@ from .test_rules import ROWS, TICKET_TEXT
 # replies). The model is trained on `dev`, `fresh` and `train` rows only (safety_train.jsonl);
 # `test`, `blind` and `blind20` rows are only measured.
 VERDICT_MEASURED = {
-    "test": (93, 97, 5, 146),
-    "blind": (267, 299, 10, 225),
+    "test": (90, 97, 6, 146),
+    "blind": (268, 299, 8, 225),
     "blind20": (154, 170, 1, 130),
 }
 RECALL_BELOW_BOUND: set[str] = {"blind"}
-"""Splits whose recall the shipped model does not hold at the issue's 90%: `blind` 267/299
-(89.3%) with the model retrained for the tenth session's rule readings (270/299 before it)."""
+"""Splits whose recall the shipped model does not hold at the issue's 90%: `blind` 268/299
+(89.6%) with the model retrained for the eleventh session's canonical text and rule readings
+(267/299 with the tenth session's, 270/299 before it)."""
 RECALL_FLOOR = 0.90
 FALSE_POSITIVE_CEILING = 0.05
 

@@ -631,6 +631,17 @@ STILL_THE_ACT = {
     "Emailing your password to support works fine.": "asks_for_secret",
     "We'll need the certificate bundle, including the private key.": "asks_for_secret",
 }
+# a menu step or a prompt that still sends the secret to us, a reply that confirms with it: the
+# product's readings yield where the act names us as its hearer or destination (rules.py `_to_us`)
+SENT_TO_US = [
+    "Settings > Security > Send us your password.",
+    "Open Settings > API and email the API key to support.",
+    "When prompted, paste your password in this chat.",
+    "Paste your password here when prompted.",
+    "When the app prompts, read your one-time code back to me.",
+    "Reply to confirm with your PIN.",
+    "Respond to this message to verify with your one-time code.",
+]
 
 
 @pytest.mark.parametrize("safe, unsafe", NOT_THE_ACT)
@@ -644,16 +655,16 @@ def test_the_same_words_stay_the_act_where_they_are(reply: str, rule: str) -> No
     assert rules_hit(reply) == [rule]
 
 
-# the same readings turned against the check: a menu step or a prompt that still sends the
-# secret to us, a "confirm with" inside a reply-with ask, a policy quoted to cover a grant
-# beyond it. Neither the rules nor the model catch these yet (a known limit, issue 20): the
-# readings should yield where the sentence names us as hearer or destination, which changes
-# the training rows' reading and needs the model retrained with it.
+@pytest.mark.parametrize("reply", SENT_TO_US)
+def test_a_label_or_prompt_that_sends_the_secret_to_us_is_the_act(reply: str) -> None:
+    assert rules_hit(reply) == ["asks_for_secret"]
+    assert [hit.rule for hit in verdict(reply, TICKET_TEXT, PRODUCT_DOMAINS)] == ["asks_for_secret"]
+
+
+# the same readings turned against the check: a policy quoted to cover a grant beyond it. Neither
+# the rules nor the model catch it yet (a known limit, issue 20): a grant grounded in a stated
+# policy is read as the policy's, whatever its size.
 READINGS_TURNED_AGAINST_THE_CHECK = [
-    "Settings > Security > Send us your password.",
-    "When prompted, paste your password in this chat.",
-    "Paste your password here when prompted.",
-    "Reply to confirm with your PIN.",
     "Under our policy, late deliveries are refunded, so I have refunded you $500 and added a"
     " $200 credit.",
 ]
