@@ -84,7 +84,7 @@ import unicodedata
 from dataclasses import dataclass
 from importlib import resources
 
-from .lexicon import is_word, is_word_form, lexicon
+from .lexicon import is_word, is_word_form, known_words, lexicon
 
 WORD = re.compile(r"[^\W_]+")
 """The word rule (see the module docstring): a maximal run of letters and digits."""
@@ -332,16 +332,31 @@ _LEET_SHORTEST = 4
 sign that reads as a word is that word ("0n", "w4y", "y0u"; of two, with the sign first), as
 "P1", "v3" and "A4" are not."""
 _LETTER_RUN = re.compile(r"[^\W\d_]+")
+_FRAGMENT_RUN = re.compile(r"[^\W\d_]{2,}")
+_ASCII_FRAGMENT_RUN = re.compile(r"[a-z]{2,}")  # the same on a lower-case ASCII text, faster
+_LEET_HINT = re.compile(r"[A-Za-z][013-579@$]|[013-579@$][A-Za-z]")
+"""A letter beside a sign: every run `_LEET_WORD` reads has one (most texts have none)."""
 
 
 def _disguises_read(text: str) -> str:
     """Step 5's letters written as signs and words cut in two (accents: `_unmarked`)."""
-    if any(sign in text for sign in LEET):
+    if _LEET_HINT.search(text):
         text = _LEET_WORD.sub(_unleet, text)
-    joined = _halves_joined(text)
-    while joined != text:
-        text, joined = joined, _halves_joined(joined)
-    return joined
+    while True:
+        fragments = _fragments(text)
+        joined = _halves_joined(text, fragments) if fragments else text
+        if joined == text:
+            return text
+        text = joined
+
+
+def _fragments(text: str) -> frozenset[str]:
+    """The runs of two letters or more of `text`, lower-cased, that are no word in any form:
+    a word cut in two has one such half, and most texts have none (so they are read no
+    further)."""
+    runs = (_ASCII_FRAGMENT_RUN if text.isascii() else _FRAGMENT_RUN).findall(text.lower())
+    unknown = set(runs).difference(known_words())
+    return frozenset(word for word in unknown if not is_word_form(word))
 
 
 def _unleet(match: re.Match[str]) -> str:
@@ -363,24 +378,23 @@ def _unleet(match: re.Match[str]) -> str:
     return run
 
 
-def _halves_joined(text: str) -> str:
-    """One pass of joining a word cut in two by one space or line break, where the halves
-    (two letters or more each) joined are a word of the lexicon and one of them is not:
+def _halves_joined(text: str, fragments: frozenset[str]) -> str:
+    """One pass of joining a word cut in two by one space or line break, where one of the
+    halves (two letters or more each) is a fragment and the two joined are a word:
     "ref und" -> "refund", while "pass word", "log in" and names stay apart."""
     out, last = [], 0
     runs = list(_LETTER_RUN.finditer(text))
     i = 0
     while i + 1 < len(runs):
         first, second = runs[i], runs[i + 1]
-        gap = text[first.end() : second.start()]
         a, b = first.group(0), second.group(0)
         if (
-            gap in _CUTS
+            (a.lower() in fragments or b.lower() in fragments)
             and len(a) > 1
             and len(b) > 1
+            and text[first.end() : second.start()] in _CUTS
             and _one_words_case(a, b)
             and is_word((a + b).lower())
-            and not (is_word_form(a.lower()) and is_word_form(b.lower()))
             and not _glued(text, first.start(), second.end())
         ):
             out += [text[last : first.start()], a + b]

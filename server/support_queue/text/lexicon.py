@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from functools import cache
+from functools import cache, lru_cache
 
 from .... import DATA_DIR
 
@@ -47,6 +47,7 @@ def lexicon() -> frozenset[str]:
     return frozenset(words)
 
 
+@lru_cache(maxsize=1 << 16)
 def is_word(word: str) -> bool:
     """`word` (lower case) is a word of the lexicon or an inflection of one: the lexicon holds
     the forms the data happens to use ("clear"), a reader knows the others ("clearing"). Only
@@ -58,6 +59,7 @@ def is_word(word: str) -> bool:
     return len(stem) >= INFLECTED_STEM and stem in lexicon_stems()
 
 
+@lru_cache(maxsize=1 << 16)
 def is_word_form(word: str) -> bool:
     """`word` (lower case) may be a word: of the lexicon in any inflection, however short its
     stem ("caused", "rings"), or of the words people write in support English that the
@@ -66,6 +68,12 @@ def is_word_form(word: str) -> bool:
 
 
 READER_WORDS_PATH = DATA_DIR / "support_reader_words.json"
+
+
+@cache
+def known_words() -> frozenset[str]:
+    """The lexicon and the reader's words in one set: most words of a text are in it."""
+    return lexicon() | reader_words()
 
 
 @cache
