@@ -49,7 +49,8 @@ turned into "-" is one word to the cap and the echo check but every word to fact
    the lexicon and what was written is not, so names, codes and identifiers stay as written:
    - accents added to Latin letters (combining marks, "pásswórd", "t́he"): the letters
      without their marks, where they are a word, where marks sit on two letters or more, or
-     where one composes with no letter ("Évérǵréen", "2F́A"); "café", "José", "Inés" stay;
+     where one composes with no letter ("Évérǵréen", "2F́A"); "café" and "José" stay (read
+     before step 4 and again after it, so a spaced-out word's accents are read too);
    - letters written as digits or signs ("p4ssw0rd", "r3fund", "p@$$word": 0 o, 1 i or l,
      3 e, 4 a, 5 s, 7 t, 9 g, @ a, $ s) in a run of four or more with no more signs than
      letters ("ID3", "100k", "14B" stay codes), or a lower-case run of two or three with one
@@ -232,19 +233,20 @@ def _join_spaced(match: re.Match[str]) -> str:
 
 def canonical_string(raw: str) -> str:
     """The canonical form of `raw` (steps 0-5 of the module docstring)."""
-    if "<" in raw or "&" in raw:
-        raw = _rendered(raw)
-    if _OVERRIDE in raw:
-        raw = _displayed(raw)
+    if "<" in raw or "&" in raw or _OVERRIDE in raw:
+        raw = _as_displayed(raw)
     if raw.isascii():
         return _disguises_read(_spaced_joined(_ASCII_SPACED, raw))
     text = unicodedata.normalize("NFKC", raw.translate(_UNSEEN_AND_DRAWN))
     mapped = WORD.sub(_to_latin, text)
     if mapped != text:
         text = unicodedata.normalize("NFKC", mapped)
+    if not text.isascii():  # before the join ("a a̶ a" is three letters) and after it
+        text = _MARKED_WORD.sub(_unmarked, text)  # ("p á s s" is one word with one accent)
+    text = _spaced_joined(_ASCII_SPACED if text.isascii() else _SPACED, text)
     if not text.isascii():
         text = _MARKED_WORD.sub(_unmarked, text)
-    return _disguises_read(_spaced_joined(_ASCII_SPACED if text.isascii() else _SPACED, text))
+    return _disguises_read(text)
 
 
 _INLINE_TAG = re.compile(
@@ -255,14 +257,16 @@ _INLINE_TAG = re.compile(
 """Inline HTML elements: a mail client renders their content and nothing of the tags."""
 
 
-def _rendered(text: str) -> str:
-    """Step 0: inline tags removed and character references read, until nothing changes (each
-    pass that changes the text shortens it)."""
+def _as_displayed(text: str) -> str:
+    """Step 0: inline tags removed, character references read and overridden text reversed,
+    until nothing changes: a reference may spell an override ("&#8238;") and reversed text a
+    reference or a tag. Each pass that changes the text removes a tag, a reference or an
+    override, so this ends."""
     while True:
-        read = html.unescape(_INLINE_TAG.sub("", text))
-        if read == text:
+        shown = _displayed(html.unescape(_INLINE_TAG.sub("", text)))
+        if shown == text:
             return text
-        text = read
+        text = shown
 
 
 _OVERRIDE = "\u202e"
@@ -273,19 +277,16 @@ or embedding, or the end of the line, whichever comes first."""
 
 def _displayed(text: str) -> str:
     """Text under a right-to-left override in the order it is displayed: reversed, so
-    "\u202edrowssap ruoy dnes\u202c" is "send your password". Innermost first, until none is
-    left (each pass removes an override)."""
-    while True:
-        shown = _OVERRIDDEN.sub(lambda match: match.group(1)[::-1], text)
-        if shown == text:
-            return text
-        text = shown
+    "\u202edrowssap ruoy dnes\u202c" is "send your password" (innermost first: one pass of
+    `_as_displayed` reverses the overrides that hold no other)."""
+    return _OVERRIDDEN.sub(lambda match: match.group(1)[::-1], text) if _OVERRIDE in text else text
 
 
 _MARKED_WORD = re.compile(
-    r"(?:[^\W_]|[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f])+"
+    r"[^\W_](?:[^\W_]|[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f])*"
 )
-"""A word with the combining marks (Unicode's combining diacritical mark blocks) set on it."""
+"""A word with the combining marks (Unicode's combining diacritical mark blocks) set on its
+letters; a mark before any letter is set on no word."""
 
 
 def _unmarked(match: re.Match[str]) -> str:

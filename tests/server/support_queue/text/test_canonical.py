@@ -261,6 +261,10 @@ CONFUSING = st.sampled_from(
     + list("асеорхуіѕАВСЕНІКМОРТХΑΒΕΗΙΚΜΝΟΡΤΧΥΖονιυγ")
     + list("\u200b\u200c\u200d\u2060\ufeff\u00ad\u202e\ufe0f\u034f\U000e0041")
     + list("\u0301\u0308\u0336éßж\uff41\uff10\U0001d41a\ufb01\u00a0\u2026\u3164\u0661")
+    # what step 0 and step 5 read: markup, overrides, drawn letters, signs for letters
+    + ["<b>", "</span>", "&#97;", "&amp;", "&", ";", "#", "<", ">", "\u202e", "\u202c", "\n"]
+    + list("ᴘꜱ🅟🇵⒫4@$3")
+    + ["ref", "und", "pass", "word", "p4ss", "w0rd", "Hi", "Jack"]
 )
 
 
