@@ -8,12 +8,14 @@ the same to a person and differently to each check, and a ticket pasted with eve
 turned into "-" is one word to the cap and the echo check but every word to fact matching.
 
 `canonical_text(raw)` applies, in this order:
-0. *Read as displayed*: the inline HTML tags a mail client renders without a trace (`<b>`,
-   `<span ...>`, `<font>`, `<wbr>`...) are removed and character references read ("&#97;" ->
-   "a", "&shy;" -> a soft hyphen, removed next), until nothing changes, so "pass<b></b>word"
-   and "p&#97;ssword" are "password"; text under a right-to-left override (U+202E, up to its
-   pop, the next override or embedding, or the line's end) is reversed, as it is displayed:
-   "\u202edrowssap ruoy dnes" is "send your password".
+0. *Read as displayed*: the inline HTML tags and comments a mail client renders without a
+   trace (`<b>`, `<span ...>`, `<font>`, `<wbr>`, `<!-- -->`...) and pairs of Markdown
+   emphasis or code marks around letters inside a word ("f**u**ll", "**re**fund") are removed
+   and character references read ("&#97;" -> "a", "&shy;" -> a soft hyphen, removed next),
+   until nothing changes, so "pass<b></b>word", "pass<!-- -->word" and "p&#97;ssword" are
+   "password"; text under a right-to-left override (U+202E, up to its pop, the next override
+   or embedding, or the line's end) is reversed, as it is displayed: "\u202edrowssap ruoy
+   dnes" is "send your password".
 1. *Invisible characters removed*: every format character (Unicode category Cf: zero-width
    space, zero-width (non-)joiner, word joiner, soft hyphen, byte order mark, bidi controls,
    tag characters...) and the other default-ignorable code points of Unicode's
@@ -232,8 +234,18 @@ def _join_spaced(match: re.Match[str]) -> str:
 
 
 def canonical_string(raw: str) -> str:
-    """The canonical form of `raw` (steps 0-5 of the module docstring)."""
-    if "<" in raw or "&" in raw or _OVERRIDE in raw:
+    """The canonical form of `raw` (steps 0-5 of the module docstring). The later steps can
+    make markup step 0 reads ("<b\u200b>" is a tag once the invisible character is gone,
+    "ᴘ**a**" an emphasis inside a word once "ᴘ" is "p"), so the steps run again until step 0
+    finds nothing; each run that repeats removes markup, so this ends."""
+    text = _canonical_once(raw)
+    while any(mark in text for mark in _DISPLAY_MARKS) and _as_displayed(text) != text:
+        text = _canonical_once(text)
+    return text
+
+
+def _canonical_once(raw: str) -> str:
+    if any(mark in raw for mark in _DISPLAY_MARKS):
         raw = _as_displayed(raw)
     if raw.isascii():
         return _disguises_read(_spaced_joined(_ASCII_SPACED, raw))
@@ -251,25 +263,40 @@ def canonical_string(raw: str) -> str:
 
 _INLINE_TAG = re.compile(
     r"</?(?:a|abbr|b|bdi|bdo|big|cite|code|del|dfn|em|font|i|ins|kbd|mark|q|s|samp|small|span"
-    r"|strike|strong|sub|sup|tt|u|var|wbr)(?:\s[^<>]*)?/?>",
-    re.IGNORECASE,
+    r"|strike|strong|sub|sup|tt|u|var|wbr)(?:\s[^<>]*)?/?>|<!--.*?-->",
+    re.IGNORECASE | re.DOTALL,
 )
-"""Inline HTML elements: a mail client renders their content and nothing of the tags."""
+"""Inline HTML elements and comments: a mail client renders the elements' content and nothing
+of the tags or the comments."""
+_INTRAWORD_MARKUP = re.compile(
+    r"(?:(?<=[^\W\d_])(\*+|`+)([^\W\d_]+)\1|(\*+|`+)([^\W\d_]+)\3(?=[^\W\d_]))"
+)
+"""A pair of Markdown emphasis or code marks around letters inside a word ("f**u**ll",
+"**re**fund", "corr`ect`ed"): a chat client renders the word whole. A single mark stays
+("EXAMPLE*SAAS" on a card statement), and so does an underscore, which emphasises nothing inside
+a word and joins an identifier's words ("verify_signature")."""
+
+
+def _unmarked_markup(match: re.Match[str]) -> str:
+    return match.group(2) or match.group(4)
 
 
 def _as_displayed(text: str) -> str:
-    """Step 0: inline tags removed, character references read and overridden text reversed,
-    until nothing changes: a reference may spell an override ("&#8238;") and reversed text a
-    reference or a tag. Each pass that changes the text removes a tag, a reference or an
-    override, so this ends."""
+    """Step 0: inline tags, comments and intraword emphasis removed, character references read
+    and overridden text reversed, until nothing changes: a reference may spell an override
+    ("&#8238;") and reversed text a reference or a tag. Each pass that changes the text removes
+    a tag, a mark, a reference or an override, so this ends."""
     while True:
-        shown = _displayed(html.unescape(_INLINE_TAG.sub("", text)))
+        unmarked = _INTRAWORD_MARKUP.sub(_unmarked_markup, _INLINE_TAG.sub("", text))
+        shown = _displayed(html.unescape(unmarked))
         if shown == text:
             return text
         text = shown
 
 
 _OVERRIDE = "\u202e"
+_DISPLAY_MARKS = ("<", "&", "*", "`", _OVERRIDE)
+"""A text without any of these is displayed as written (step 0 reads it no further)."""
 _OVERRIDDEN = re.compile("\u202e([^\u202a-\u202e\n]*)(?:\u202c|(?=\n)|$)")
 """A right-to-left override and the text it governs: up to its pop (U+202C), the next override
 or embedding, or the end of the line, whichever comes first."""

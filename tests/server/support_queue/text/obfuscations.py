@@ -87,6 +87,8 @@ OBFUSCATIONS: dict[str, Callable[[str], str]] = {
     "small capitals": lambda t: t.translate(SMALL_CAPITALS),
     "character references": lambda t: some_letters(t, lambda c: f"&#{ord(c)};"),
     "inline tags": lambda t: some_letters(t, lambda c: f"<b></b>{c}"),
+    "HTML comments": lambda t: some_letters(t, lambda c: f"{c}<!-- -->"),
+    "Markdown emphasis inside words": lambda t: some_letters(t, lambda c: f"**{c}**"),
     "enclosed capitals": lambda t: t.translate(ENCLOSED_CAPITALS),
     "parenthesized letters": lambda t: some_letters(
         t, lambda c: chr(0x249C + ord(c) - ord("a")) if "a" <= c <= "z" else c

@@ -135,6 +135,8 @@ def test_one_letter_words_beside_spaced_letters(written: str, read: str) -> None
         ('Send the <span style="color:red">CVV</span>.', "Send the CVV."),
         ("p&#97;ssword and c&#x6f;de", "password and code"),
         ("&amp;#97;", "a"),  # read until nothing changes, so the result is idempotent
+        ("pass<!-- hidden -->word", "password"),
+        ("f**u**ll **re**fund, corr`ect`ed", "full refund, corrected"),
         # a right-to-left override: the text as displayed
         ("Hi. \u202e.drowssap ruoy dnes\u202c Thanks.", "Hi. send your password. Thanks."),
         ("a\u202eb\u202ec\u202cd\u202ce", "adcbe"),  # nested: innermost first
@@ -167,6 +169,7 @@ def test_disguised_words_read_as_the_word_a_reader_sees(written: str, read: str)
         "v4.12.1, /v3/imports, ID3, 100k, 14B, P1, 2FA, ipv4, log4j, 3x, mp4",  # codes
         "Hi Jack, AD just, they're stored, be caused, clean up, dig it, log in, pass word",
         "R&D, Q&A, AT&T, <your-api-key>, a < b > c",
+        "EXAMPLE*SAAS, 5*3, **Note**: `verify_ssl`, snake_case, p****d",  # no pair in a word
     ],
 )
 def test_names_codes_and_real_words_stay_as_written(text: str) -> None:
@@ -263,6 +266,7 @@ CONFUSING = st.sampled_from(
     + list("\u0301\u0308\u0336éßж\uff41\uff10\U0001d41a\ufb01\u00a0\u2026\u3164\u0661")
     # what step 0 and step 5 read: markup, overrides, drawn letters, signs for letters
     + ["<b>", "</span>", "&#97;", "&amp;", "&", ";", "#", "<", ">", "\u202e", "\u202c", "\n"]
+    + ["<!--", "-->", "**", "*", "`"]
     + list("ᴘꜱ🅟🇵⒫4@$3")
     + ["ref", "und", "pass", "word", "p4ss", "w0rd", "Hi", "Jack"]
 )
