@@ -238,15 +238,14 @@ def canonical_string(raw: str) -> str:
     make markup step 0 reads ("<b\u200b>" is a tag once the invisible character is gone,
     "ᴘ**a**" an emphasis inside a word once "ᴘ" is "p"), so the steps run again until step 0
     finds nothing; each run that repeats removes markup, so this ends."""
-    text = _canonical_once(raw)
-    while any(mark in text for mark in _DISPLAY_MARKS) and _as_displayed(text) != text:
-        text = _canonical_once(text)
+    text = _read_from_step_one(_as_displayed(raw))
+    while (shown := _as_displayed(text)) != text:
+        text = _read_from_step_one(shown)
     return text
 
 
-def _canonical_once(raw: str) -> str:
-    if any(mark in raw for mark in _DISPLAY_MARKS):
-        raw = _as_displayed(raw)
+def _read_from_step_one(raw: str) -> str:
+    """Steps 1-5 on a text step 0 has read."""
     if raw.isascii():
         return _disguises_read(_spaced_joined(_ASCII_SPACED, raw))
     text = unicodedata.normalize("NFKC", raw.translate(_UNSEEN_AND_DRAWN))
@@ -286,6 +285,8 @@ def _as_displayed(text: str) -> str:
     and overridden text reversed, until nothing changes: a reference may spell an override
     ("&#8238;") and reversed text a reference or a tag. Each pass that changes the text removes
     a tag, a mark, a reference or an override, so this ends."""
+    if not any(mark in text for mark in _DISPLAY_MARKS):
+        return text
     while True:
         unmarked = _INTRAWORD_MARKUP.sub(_unmarked_markup, _INLINE_TAG.sub("", text))
         shown = _displayed(html.unescape(unmarked))
@@ -395,15 +396,13 @@ def _unleet(match: re.Match[str]) -> str:
     if len(run) < _LEET_SHORTEST:
         if signs != 1 or not run.islower() or len(run) < _LEET_SHORTEST - 1:
             return run
-        readings = ("".join(r) for r in itertools.product(*(LEET.get(c, c) for c in run)))
-        return next((word for word in readings if word in lexicon()), run)
-    if signs > min(_LEET_MAX, len(run) - signs):
+        known = lexicon().__contains__  # a short run reads only as a word the data uses
+    elif signs > min(_LEET_MAX, len(run) - signs):
         return run
-    for reading in itertools.product(*(LEET.get(char, char) for char in run.lower())):
-        word = "".join(reading)
-        if is_word(word):
-            return word
-    return run
+    else:
+        known = is_word
+    readings = itertools.product(*(LEET.get(char, char) for char in run.lower()))
+    return next((word for word in map("".join, readings) if known(word)), run)
 
 
 def _halves_joined(text: str, fragments: frozenset[str]) -> str:

@@ -59,12 +59,16 @@ def is_word(word: str) -> bool:
     return len(stem) >= INFLECTED_STEM and stem in lexicon_stems()
 
 
+INFLECTED_STEM = 5
+"""The shortest stem an inflection of a lexicon word is read by (`is_word`)."""
+
+
 @lru_cache(maxsize=1 << 16)
 def is_word_form(word: str) -> bool:
     """`word` (lower case) may be a word: of the lexicon in any inflection, however short its
     stem ("caused", "rings"), or of the words people write in support English that the
     product's data never uses (`reader_words`: "clean", "dig")."""
-    return word in lexicon() or word in reader_words() or _stem(word) in lexicon_stems()
+    return word in known_words() or _stem(word) in lexicon_stems()
 
 
 READER_WORDS_PATH = DATA_DIR / "support_reader_words.json"
@@ -80,9 +84,6 @@ def known_words() -> frozenset[str]:
 def reader_words() -> frozenset[str]:
     """The words of written support English a reader knows (scripts/build_reader_words.py)."""
     return frozenset(json.loads(READER_WORDS_PATH.read_text(encoding="utf-8"))["words"])
-
-
-INFLECTED_STEM = 5
 
 
 @cache

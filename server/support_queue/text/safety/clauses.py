@@ -191,11 +191,11 @@ _SIGN_OFF = (
 def _signature_end(grammar: Grammar) -> tuple[re.Pattern[str], re.Pattern[str]]:
     """A sign-off (a line's start, or "Thanks", "Best", "Regards"...), a few capitalised words,
     and a word of our side (the team's words, the product: the grammar's `TEAM` and `GIVER`
-    but the pronouns) capitalised or in capitals, then a capitalised word: where a signature ends and a new
-    sentence starts, glued ("Thanks, Sam from Support Send the CVV"). With it, its tail (our
-    side's word, spaces, a capital), which every such end has: it starts with a letter, so a
-    search for it skips ahead, and a reply without it (a signature that ends the reply) needs
-    no search for the whole."""
+    but the pronouns) capitalised or in capitals, then a capitalised word: where a signature
+    ends and a new sentence starts, glued ("Thanks, Sam from Support Send the CVV"). With it,
+    its tail (our side's word, spaces, a capital), which every such end has: it starts with a
+    letter, so a search for it skips ahead, and a reply without it (a signature that ends the
+    reply) needs no search for the whole."""
     found = _SIGNATURE_END.get(id(grammar))
     if found is None:
         try:
