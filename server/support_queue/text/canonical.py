@@ -237,11 +237,16 @@ def canonical_string(raw: str) -> str:
     """The canonical form of `raw` (steps 0-5 of the module docstring). The later steps can
     make markup step 0 reads ("<b\u200b>" is a tag once the invisible character is gone,
     "ᴘ**a**" an emphasis inside a word once "ᴘ" is "p"), so the steps run again until step 0
-    finds nothing; each run that repeats removes markup, so this ends."""
+    finds nothing; each run that repeats removes markup, so this ends, and after
+    `DISPLAY_PASSES` runs what markup is left is dropped (so a hostile text costs a bounded
+    number of passes, and the result is still idempotent)."""
     text = _read_from_step_one(_as_displayed(raw))
-    while (shown := _as_displayed(text)) != text:
+    for _ in range(DISPLAY_PASSES):
+        shown = _as_displayed(text)
+        if shown == text:
+            return text
         text = _read_from_step_one(shown)
-    return text
+    return _read_from_step_one(_without_display_marks(text))
 
 
 def _read_from_step_one(raw: str) -> str:
@@ -284,20 +289,31 @@ def _as_displayed(text: str) -> str:
     """Step 0: inline tags, comments and intraword emphasis removed, character references read
     and overridden text reversed, until nothing changes: a reference may spell an override
     ("&#8238;") and reversed text a reference or a tag. Each pass that changes the text removes
-    a tag, a mark, a reference or an override, so this ends."""
+    a tag, a mark, a reference or an override, so this ends; markup nested deeper than
+    `DISPLAY_PASSES` passes (no mail client's, only an adversary's: "&amp;amp;amp;...",
+    "<b<b<b>>>" or an override in each of thousands of characters) is dropped instead, so one
+    text costs at most that many passes over it."""
     if not any(mark in text for mark in _DISPLAY_MARKS):
         return text
-    while True:
+    for _ in range(DISPLAY_PASSES):
         unmarked = _INTRAWORD_MARKUP.sub(_unmarked_markup, _INLINE_TAG.sub("", text))
         shown = _displayed(html.unescape(unmarked))
         if shown == text:
             return text
         text = shown
+    return _without_display_marks(text)
+
+
+def _without_display_marks(text: str) -> str:
+    return text.translate(_NO_DISPLAY_MARKS)
 
 
 _OVERRIDE = "\u202e"
 _DISPLAY_MARKS = ("<", "&", "*", "`", _OVERRIDE)
 """A text without any of these is displayed as written (step 0 reads it no further)."""
+_NO_DISPLAY_MARKS = dict.fromkeys(map(ord, _DISPLAY_MARKS))
+DISPLAY_PASSES = 16
+"""Passes of step 0 over one text at most: real markup is read in two or three."""
 _OVERRIDDEN = re.compile("\u202e([^\u202a-\u202e\n]*)(?:\u202c|(?=\n)|$)")
 """A right-to-left override and the text it governs: up to its pop (U+202C), the next override
 or embedding, or the end of the line, whichever comes first."""

@@ -12,12 +12,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from servicebench_support_queue.models import SupportQueueAction
+from servicebench_support_queue.models import TEXT_FIELD_MAX_CHARS, SupportQueueAction
 from servicebench_support_queue.server.support_queue.environment import SupportQueueEnvironment
 from servicebench_support_queue.server.support_queue.grader import grade
 from servicebench_support_queue.server.support_queue.heuristic import triage
 from servicebench_support_queue.server.support_queue.tasks import TASKS, CanonicalTicket
 from servicebench_support_queue.server.support_queue.text import (
+    canonical,
     canonical_text,
     count_words,
     facts_for,
@@ -174,6 +175,30 @@ def test_disguised_words_read_as_the_word_a_reader_sees(written: str, read: str)
 )
 def test_names_codes_and_real_words_stay_as_written(text: str) -> None:
     assert canonical_string(text) == unicodedata.normalize("NFKC", text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "&" + "amp;" * 790 + "#97;",  # a reference inside 790 references
+        "<b" * 1300 + ">" * 1300,  # 1,300 tags inside each other
+        "\u202e" * 3990 + "abc",  # an override in each of 3,990 characters
+    ],
+    ids=["references", "tags", "overrides"],
+)
+def test_markup_nested_past_any_client_costs_a_bounded_number_of_passes(
+    text: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A hostile text of the longest length an action takes reads in a bounded number of
+    passes of step 0 (each over the whole text), not one per level of nesting; what markup is
+    left is dropped, and the result is still idempotent."""
+    passes: list[int] = []
+    unescape = canonical.html.unescape
+    monkeypatch.setattr(canonical.html, "unescape", lambda t: passes.append(1) or unescape(t))
+    once = canonical_string(text[:TEXT_FIELD_MAX_CHARS])
+    assert len(passes) <= (canonical.DISPLAY_PASSES + 1) ** 2
+    assert not any(mark in once for mark in ("&", "<", "\u202e"))
+    assert canonical_string(once) == once
 
 
 def test_a_letter_set_apart_may_start_the_next_run() -> None:
