@@ -13,9 +13,11 @@ turned into "-" is one word to the cap and the echo check but every word to fact
    emphasis or code marks around letters inside a word ("f**u**ll", "**re**fund") are removed
    and character references read ("&#97;" -> "a", "&shy;" -> a soft hyphen, removed next),
    until nothing changes, so "pass<b></b>word", "pass<!-- -->word" and "p&#97;ssword" are
-   "password"; text under a right-to-left override (U+202E, up to its pop, the next override
-   or embedding, or the line's end) is reversed, as it is displayed: "\u202edrowssap ruoy
-   dnes" is "send your password".
+   "password"; a line with explicit bidi formatting (embeddings, overrides, isolates:
+   U+202A-U+202E, U+2066-U+2069) is read in the order it is displayed, by Unicode's bidi
+   algorithm (UAX #9, python-bidi), nested levels and all, and without those characters:
+   "\u202edrowssap ruoy dnes" is "send your password", and so is "\u202edrowssap
+   \u202byour\u202c dnes" (an embedding inside the override).
 1. *Invisible characters removed*: every format character (Unicode category Cf: zero-width
    space, zero-width (non-)joiner, word joiner, soft hyphen, byte order mark, bidi controls,
    tag characters...) and the other default-ignorable code points of Unicode's
@@ -86,6 +88,8 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from importlib import resources
+
+from bidi import get_display
 
 from .lexicon import is_word, is_word_form, known_words, lexicon
 
@@ -308,22 +312,35 @@ def _without_display_marks(text: str) -> str:
     return text.translate(_NO_DISPLAY_MARKS)
 
 
-_OVERRIDE = "\u202e"
-_DISPLAY_MARKS = ("<", "&", "*", "`", _OVERRIDE)
+_EXPLICIT_BIDI = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+"""Unicode's explicit bidi formatting characters: embeddings (LRE, RLE), overrides (LRO, RLO),
+their pop (PDF), isolates (LRI, RLI, FSI) and their pop (PDI)."""
+_BIDI_FORMATTING = re.compile(f"[{_EXPLICIT_BIDI}\u200e\u200f\u061c]")
+"""The explicit ones and the implicit marks (LRM, RLM, ALM): gone once a line is displayed."""
+_HAS_EXPLICIT_BIDI = re.compile(f"[{_EXPLICIT_BIDI}]")
+_PARAGRAPHS = re.compile("([\n\r\x1c-\x1e\x85\u2029])")
+"""Unicode's paragraph separators (bidi class B): the bidi algorithm reorders within each."""
+_DISPLAY_MARKS = ("<", "&", "*", "`", *_EXPLICIT_BIDI)
 """A text without any of these is displayed as written (step 0 reads it no further)."""
 _NO_DISPLAY_MARKS = dict.fromkeys(map(ord, _DISPLAY_MARKS))
 DISPLAY_PASSES = 16
 """Passes of step 0 over one text at most: real markup is read in two or three."""
-_OVERRIDDEN = re.compile("\u202e([^\u202a-\u202e\n]*)(?:\u202c|(?=\n)|$)")
-"""A right-to-left override and the text it governs: up to its pop (U+202C), the next override
-or embedding, or the end of the line, whichever comes first."""
 
 
 def _displayed(text: str) -> str:
-    """Text under a right-to-left override in the order it is displayed: reversed, so
-    "\u202edrowssap ruoy dnes\u202c" is "send your password" (innermost first: one pass of
-    `_as_displayed` reverses the overrides that hold no other)."""
-    return _OVERRIDDEN.sub(lambda match: match.group(1)[::-1], text) if _OVERRIDE in text else text
+    """Each line with explicit bidi formatting in the order a screen shows it (UAX #9, with
+    its own paragraph direction: its first strong letter's), then without its formatting
+    characters, so that displayed text is never reordered again. Overridden text shows
+    reversed ("\u202edrowssap ruoy dnes\u202c" is "send your password"), an override inside
+    another reverses again, and Latin letters in an embedding or isolate keep their order
+    while the embedding moves. A line with no explicit formatting stays as written, so
+    right-to-left script is kept in its logical (reading) order."""
+    if not _HAS_EXPLICIT_BIDI.search(text):
+        return text
+    return "".join(
+        _BIDI_FORMATTING.sub("", get_display(line)) if _HAS_EXPLICIT_BIDI.search(line) else line
+        for line in _PARAGRAPHS.split(text)
+    )
 
 
 _MARKED_WORD = re.compile(

@@ -24,6 +24,19 @@ def some_letters(text: str, replace: Callable[[str], str]) -> str:
     return "".join(out)
 
 
+def overridden(text: str) -> str:
+    """Each line's text reversed under a right-to-left override, so that a screen shows it as
+    written. A line's indent stays before the override: a screen's bidi algorithm (UAX #9, L1)
+    shows whitespace at a line's end at the line's own level, so an indent reversed into the
+    override would show at the line's end instead."""
+    lines = []
+    for line in text.split("\n"):
+        body = line.lstrip()
+        indent = line[: len(line) - len(body)]
+        lines.append(f"{indent}\u202e{body[::-1]}\u202c" if body else line)
+    return "\n".join(lines)
+
+
 CYRILLIC = str.maketrans(
     "aceopxyijsABCEHIJKMOPSTXY", "асеорхуіјѕАВСЕНІЈКМОРЅТХҮ"
 )  # Latin -> Cyrillic look-alikes, as a spoofer picks them
@@ -93,9 +106,7 @@ OBFUSCATIONS: dict[str, Callable[[str], str]] = {
     "parenthesized letters": lambda t: some_letters(
         t, lambda c: chr(0x249C + ord(c) - ord("a")) if "a" <= c <= "z" else c
     ),
-    "right-to-left override": lambda t: "\n".join(
-        f"\u202e{line[::-1]}\u202c" for line in t.split("\n")
-    ),
+    "right-to-left override": overridden,
     "all capitals": str.upper,
 }
 """Each obfuscation an adversary can apply to a whole text, by name."""

@@ -26,7 +26,15 @@ from servicebench_support_queue.server.support_queue.text import (
 )
 from servicebench_support_queue.server.support_queue.text.canonical import canonical_string
 
-from .obfuscations import CYRILLIC, GREEK, fullwidth, inside_words, math_bold, some_letters
+from .obfuscations import (
+    CYRILLIC,
+    GREEK,
+    fullwidth,
+    inside_words,
+    math_bold,
+    overridden,
+    some_letters,
+)
 
 ALL_TICKETS = [t for task in TASKS for t in task.tickets]
 SEEDS = (None, *range(1, 41), *range(100_000, 100_040))
@@ -64,9 +72,7 @@ OBFUSCATIONS: dict[str, Callable[[str], str]] = {
     "everything at once": lambda t: inside_words(fullwidth(t.translate(CYRILLIC)), "\u200b\u00ad"),
     "character references": lambda t: some_letters(t, lambda c: f"&#{ord(c)};"),
     "inline tags": lambda t: some_letters(t, lambda c: f'<span class="x">{c}</span>'),
-    "right-to-left override": lambda t: "\n".join(
-        f"\u202e{line[::-1]}\u202c" for line in t.split("\n")
-    ),
+    "right-to-left override": overridden,
 }
 
 
@@ -141,6 +147,12 @@ def test_one_letter_words_beside_spaced_letters(written: str, read: str) -> None
         # a right-to-left override: the text as displayed
         ("Hi. \u202e.drowssap ruoy dnes\u202c Thanks.", "Hi. send your password. Thanks."),
         ("a\u202eb\u202ec\u202cd\u202ce", "adcbe"),  # nested: innermost first
+        # any explicit bidi formatting, nested as a screen nests it (UAX #9)
+        ("Please \u202edrowssap \u202byour\u202c dnes\u202c.", "Please send your password."),
+        ("\u202edrowssap \u202dyour\u202c dnes\u202c", "send your password"),
+        ("Please \u2067send your password\u2069.", "Please send your password."),
+        ("Please \u202asend\u202c your \u2066password\u2069.", "Please send your password."),
+        ("Hi\r\n\u202eDNES\r\nok", "Hi\r\nSEND\r\nok"),  # each line its own paragraph
         # accents added to Latin letters
         ("A córŕećtéd ińvóiće is átt́aćhéd.", "A corrected invoice is attached."),
         ("Send the 2F́A code", "Send the 2FA code"),  # a mark no letter composes with
@@ -170,6 +182,7 @@ def test_disguised_words_read_as_the_word_a_reader_sees(written: str, read: str)
         "v4.12.1, /v3/imports, ID3, 100k, 14B, P1, 2FA, ipv4, log4j, 3x, mp4",  # codes
         "Hi Jack, AD just, they're stored, be caused, clean up, dig it, log in, pass word",
         "R&D, Q&A, AT&T, <your-api-key>, a < b > c",
+        "שלום עולם, Müller",  # right-to-left script with no bidi formatting: as typed
         "EXAMPLE*SAAS, 5*3, **Note**: `verify_ssl`, snake_case, p****d",  # no pair in a word
     ],
 )
@@ -291,6 +304,7 @@ CONFUSING = st.sampled_from(
     + list("\u0301\u0308\u0336éßж\uff41\uff10\U0001d41a\ufb01\u00a0\u2026\u3164\u0661")
     # what step 0 and step 5 read: markup, overrides, drawn letters, signs for letters
     + ["<b>", "</span>", "&#97;", "&amp;", "&", ";", "#", "<", ">", "\u202e", "\u202c", "\n"]
+    + list("\u202a\u202b\u202d\u2066\u2067\u2068\u2069\u200f\r\u2029\u05e9\u0627(")
     + ["<!--", "-->", "**", "*", "`"]
     + list("ᴘꜱ🅟🇵⒫4@$3")
     + ["ref", "und", "pass", "word", "p4ss", "w0rd", "Hi", "Jack"]
