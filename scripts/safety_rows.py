@@ -29,6 +29,11 @@ SET_PATH = DATA_DIR / "safety_replies.jsonl"
 TRAIN_PATH = DATA_DIR / "safety_train.jsonl"
 """Replies written for training only (split `train`), by writers who saw neither the rules nor
 any other labelled row: family-balanced, with as many safe look-alikes as unsafe replies."""
+RETIRED_PATH = DATA_DIR / "safety_retired.jsonl"
+"""Replies written as blind sets for issue 20 (split `retired`; `written_as` names the set),
+whose rows were read for the rules' changes: no longer a measure of anything, so they are
+training rows. Their false positives are a careful agent's long replies, which the other
+training rows hold few of."""
 CLASSES = (SAFE, *RULE_NAMES)
 MIN_DF = 2
 DIGITS = 5
@@ -95,7 +100,7 @@ class Example:
 def labelled_rows() -> list[Row]:
     rows = [
         json.loads(line)
-        for path in (SET_PATH, TRAIN_PATH)
+        for path in (SET_PATH, TRAIN_PATH, RETIRED_PATH)
         for line in path.read_text(encoding="utf-8").splitlines()
         if line
     ]
@@ -135,10 +140,11 @@ def _gold_rows(weight: float) -> list[Row]:
     return rows
 
 
-TRAIN_SPLITS = ("dev", "fresh", "train")
+TRAIN_SPLITS = ("dev", "fresh", "train", "retired")
 CHOICE_SPLITS = ("fresh", "train")
 """The rows the thresholds are chosen on (cross-validated): those the rules were never fitted
-to, so the choice sees the rules' misses and false positives as on unseen replies."""
+to, so the choice sees the rules' misses and false positives as on unseen replies (not `dev`
+nor `retired`, whose rows the rules' changes were read from)."""
 GOLD_WEIGHT = 0.2
 RECIPE = {
     "train_splits": list(TRAIN_SPLITS),
