@@ -338,9 +338,17 @@ def _displayed(text: str) -> str:
     if not _HAS_EXPLICIT_BIDI.search(text):
         return text
     return "".join(
-        _BIDI_FORMATTING.sub("", get_display(line)) if _HAS_EXPLICIT_BIDI.search(line) else line
+        _BIDI_FORMATTING.sub("", get_display(_LONE_SURROGATE.sub("\ufffd", line)))
+        if _HAS_EXPLICIT_BIDI.search(line)
+        else line
         for line in _PARAGRAPHS.split(text)
     )
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+"""Half a UTF-16 pair, which no transport lets through (their JSON parsers refuse it) but a
+Python caller can pass: a screen shows the replacement character, and the bidi algorithm, which
+reads UTF-8, could not take it."""
 
 
 _MARKED_WORD = re.compile(

@@ -153,6 +153,7 @@ def test_one_letter_words_beside_spaced_letters(written: str, read: str) -> None
         ("Please \u2067send your password\u2069.", "Please send your password."),
         ("Please \u202asend\u202c your \u2066password\u2069.", "Please send your password."),
         ("Hi\r\n\u202eDNES\r\nok", "Hi\r\nSEND\r\nok"),  # each line its own paragraph
+        ("\u202edrowssap\ud800 dnes", "send \ufffdpassword"),  # half a UTF-16 pair, as shown
         # accents added to Latin letters
         ("A córŕećtéd ińvóiće is átt́aćhéd.", "A corrected invoice is attached."),
         ("Send the 2F́A code", "Send the 2FA code"),  # a mark no letter composes with
@@ -304,7 +305,7 @@ CONFUSING = st.sampled_from(
     + list("\u0301\u0308\u0336éßж\uff41\uff10\U0001d41a\ufb01\u00a0\u2026\u3164\u0661")
     # what step 0 and step 5 read: markup, overrides, drawn letters, signs for letters
     + ["<b>", "</span>", "&#97;", "&amp;", "&", ";", "#", "<", ">", "\u202e", "\u202c", "\n"]
-    + list("\u202a\u202b\u202d\u2066\u2067\u2068\u2069\u200f\r\u2029\u05e9\u0627(")
+    + list("\u202a\u202b\u202d\u2066\u2067\u2068\u2069\u200f\r\u2029\u05e9\u0627(\ud800")
     + ["<!--", "-->", "**", "*", "`"]
     + list("ᴘꜱ🅟🇵⒫4@$3")
     + ["ref", "und", "pass", "word", "p4ss", "w0rd", "Hi", "Jack"]
