@@ -291,9 +291,9 @@ def _unmarked_markup(match: re.Match[str]) -> str:
 
 def _as_displayed(text: str) -> str:
     """Step 0: inline tags, comments and intraword emphasis removed, character references read
-    and overridden text reversed, until nothing changes: a reference may spell an override
-    ("&#8238;") and reversed text a reference or a tag. Each pass that changes the text removes
-    a tag, a mark, a reference or an override, so this ends; markup nested deeper than
+    and lines with bidi formatting put in display order, until nothing changes: a reference may
+    spell an override ("&#8238;") and reordered text a reference or a tag. Each pass that
+    changes the text removes a tag, a mark, a reference or bidi formatting, so this ends; markup nested deeper than
     `DISPLAY_PASSES` passes (no mail client's, only an adversary's: "&amp;amp;amp;...",
     "<b<b<b>>>" or an override in each of thousands of characters) is dropped instead, so one
     text costs at most that many passes over it."""
