@@ -293,10 +293,10 @@ def _as_displayed(text: str) -> str:
     """Step 0: inline tags, comments and intraword emphasis removed, character references read
     and lines with bidi formatting put in display order, until nothing changes: a reference may
     spell an override ("&#8238;") and reordered text a reference or a tag. Each pass that
-    changes the text removes a tag, a mark, a reference or bidi formatting, so this ends; markup nested deeper than
-    `DISPLAY_PASSES` passes (no mail client's, only an adversary's: "&amp;amp;amp;...",
-    "<b<b<b>>>" or an override in each of thousands of characters) is dropped instead, so one
-    text costs at most that many passes over it."""
+    changes the text removes a tag, a mark, a reference or bidi formatting, so this ends;
+    markup nested deeper than `DISPLAY_PASSES` passes (no mail client's, only an adversary's:
+    "&amp;amp;amp;...", "<b<b<b>>>" or an override in each of thousands of characters) is
+    dropped instead, so one text costs at most that many passes over it."""
     if not any(mark in text for mark in _DISPLAY_MARKS):
         return text
     for _ in range(DISPLAY_PASSES):
@@ -320,6 +320,10 @@ _BIDI_FORMATTING = re.compile(f"[{_EXPLICIT_BIDI}\u200e\u200f\u061c]")
 _HAS_EXPLICIT_BIDI = re.compile(f"[{_EXPLICIT_BIDI}]")
 _PARAGRAPHS = re.compile("([\n\r\x1c-\x1e\x85\u2029])")
 """Unicode's paragraph separators (bidi class B): the bidi algorithm reorders within each."""
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+"""Half a UTF-16 pair, which no transport lets through (their JSON parsers refuse it) but a
+Python caller can pass: a screen shows the replacement character, and the bidi algorithm, which
+reads UTF-8, could not take it."""
 _DISPLAY_MARKS = ("<", "&", "*", "`", *_EXPLICIT_BIDI)
 """A text without any of these is displayed as written (step 0 reads it no further)."""
 _NO_DISPLAY_MARKS = dict.fromkeys(map(ord, _DISPLAY_MARKS))
@@ -343,12 +347,6 @@ def _displayed(text: str) -> str:
         else line
         for line in _PARAGRAPHS.split(text)
     )
-
-
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-"""Half a UTF-16 pair, which no transport lets through (their JSON parsers refuse it) but a
-Python caller can pass: a screen shows the replacement character, and the bidi algorithm, which
-reads UTF-8, could not take it."""
 
 
 _MARKED_WORD = re.compile(

@@ -132,7 +132,8 @@ def test_the_retired_sets_are_training_rows_whole() -> None:
 
 
 def test_no_blind_reply_is_a_training_reply() -> None:
-    """What the model learns from holds no reply of a set it is measured on."""
+    """No other labelled file, training rows (`dev`, `fresh`, `train`, `retired`) or measured
+    ones, holds a reply of a blind set: the model never learns one."""
     training = {row["reply"] for name in ("replies", "train", "retired") for row in _rows(name)}
     for split in MEASURED:
         assert not training & {row["reply"] for row in _rows(split)}, split
