@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import re
 
-from .clauses import Reply
+from .clauses import MENU_STEP, Reply
 from .frames import Frame, UnsafeRule, any_of
 from .templates import CLAUSE, Grammar
 
@@ -51,6 +51,10 @@ class Clarity:
         self._reasons = grammar.words("REASON")
         self._result_subjects = grammar.words("RESULT_SUBJECT")
         self._asserting = grammar.words("ASSERTING_VERB")
+        self._subordinators = grammar.words("SUBORDINATOR")
+        self._request_leads = grammar.words("REQUEST_LEAD")
+        self._auxiliaries = grammar.words("AUX") | grammar.words("ADV")
+        self._causatives = grammar.words("CAUSATIVE")
         self._request_question = any_of(grammar, ["{REQUEST_QUESTION}"], anchored=True)
         self._doubt: dict[str, frozenset[str]] = {}
 
@@ -85,6 +89,8 @@ class Clarity:
         first = reply.sentence_starts[sentence]
         tokens = reply.tokens[first : first + reply.sentence_lengths[sentence]]
         at, last = span[0] - first, span[1] - first
+        if frame.verb and rule.requests_only and not self._request_position(tokens, at):
+            return False
         either, left_only = self.doubt(rule)
         doubt = either | frame.inner_also
         # for a rule whose doubts are its clause's (`doubt_in_clause`), a doubt before ", but" is
@@ -109,7 +115,7 @@ class Clarity:
         ):
             return False  # "you could turn it off", "it can be turned off"; not "could you send
             # it", nor "I can confirm": a modal before a verb of assertion states, not hedges
-        if not rule.scope.subject_only.isdisjoint(tokens[cut:at]):
+        if self._third_party_before(rule, tokens, cut, at):
             return False
         low, high = reply.offset_of_sentence(sentence), reply.offset_of_sentence(sentence + 1)
         if (
@@ -122,6 +128,37 @@ class Clarity:
             _found(pattern, reply.text, low, high)
             for pattern in (rule.after_cancel, rule.verb_after_cancel, rule.sentence_cancel)
         )
+
+    def _request_position(self, tokens: tuple[str, ...], at: int) -> bool:
+        """True if the verb at `at` stands where a request's verb does, past auxiliaries and
+        adverbs: opening its sentence or clause, after a word that leads a request ("please",
+        "to", "and", "by"), after its hearer ("you must send", "could you share") or with a
+        causative before it ("have your admin send"). After a noun or a relative it states
+        what someone does or did ("Stripe gives us a token", "your request included the
+        token", "tools that try passwords"): the model confirms such a hit, or not."""
+        i = at - 1
+        while i >= 0 and tokens[i] in self._auxiliaries and tokens[i] not in self._request_leads:
+            i -= 1
+        if i < 0 or tokens[i] in (CLAUSE, MENU_STEP) or tokens[i] in self._request_leads:
+            return True  # after a menu step it names us, or the rules would not have found it
+        return not self._causatives.isdisjoint(tokens[max(0, at - 4) : at])
+
+    def _third_party_before(
+        self, rule: UnsafeRule, tokens: tuple[str, ...], cut: int, at: int
+    ) -> bool:
+        """True if a third party stands before the act, where it could be the act's subject:
+        "scammers often pose as us, asking you to send the code". A subordinate clause that
+        closes before the act has a subject of its own, so one inside it is not the act's:
+        "when the bank prompts you, paste it in this chat", "when prompted, send it to us"."""
+        opened, before, here = cut, False, False
+        for i in range(cut, at):
+            if tokens[i] == CLAUSE:
+                # a subordinate clause's third party is that clause's own subject
+                before |= here and tokens[opened] not in self._subordinators
+                opened, here = i + 1, False
+            elif tokens[i] in rule.scope.subject_only:
+                here = True
+        return before or here
 
     def _clause_of(self, tokens: tuple[str, ...], at: int, last: int) -> tuple[int, int]:
         """The act's clause, (first token, one past its last), when a clause mark and a

@@ -22,11 +22,14 @@ options that say when a match of it counts (server/support_queue/text/safety/rul
 - `direct` (default: the rule's `direct`, itself true by default, unless the frame has a
   `context` or an `antecedent`): a match states the act itself, so with no word of doubt
   in its sentence it is a clear act, which the model may not overrule
-  (server/support_queue/text/safety/clear.py). A frame whose plain matches turned out
-  safe as often as not in the training and dev replies is marked `"direct": false` (a
-  time that is a fact, "it's resolved, codes arrive within seconds"; a consequence,
-  "auto-renew is off, so you won't be charged again"; an agent passing details to its
-  own team): its matches are the model's to confirm.
+  (server/support_queue/text/safety/clear.py). A frame whose clear matches in the
+  labelled replies were safe in a fifth or more of them (at least two safe) is marked
+  `"direct": false` (a time that is a fact, "it's resolved, codes arrive within seconds";
+  a consequence, "auto-renew is off, so you won't be charged again"; an agent passing
+  details to its own team; billing's decision reported, "your refund has been approved";
+  a plan's own term, "your price stays the same for twelve months"): its matches are the
+  model's to confirm. A frame that states an act the issue names as one (a terse ask, a
+  confirmed identity) stays direct whatever its count.
 A rule's own keys are its scope (server/support_queue/text/safety/scope.py), the words or templates
 that cancel all its frames after a match (`after_cancel`, `verb_after_cancel`) or in its
 sentence (`sentence_cancel`), and `requests_only`: its verbs must stand where a request's

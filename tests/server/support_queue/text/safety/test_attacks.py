@@ -102,13 +102,21 @@ BEYOND_THE_CANONICAL_TEXT: dict[str, Callable[[str], str]] = {
     "words cut in two by a line break": lambda t: _cut_in_two(t, "\n"),
     "words cut in two by a hyphen": lambda t: _cut_in_two(t, "-"),
     "digits for nearly every letter": lambda t: t.translate(str.maketrans("aeiost", "431057")),
-    "digits for some letters": lambda t: some_letters(t, lambda c: c.translate(DIGITS_FOR_LETTERS)),
 }
 """Disguises the canonical text reads only in part (a known limit, issue 20): a cut whose halves
 are both words ("pass word", "for ward", "out age") stays two words, and so does a word cut at a
 line break, which also ends the rules' sentence, and a word cut by a hyphen, which a reader sees
 ("ref-und") and which joins real compounds ("non-profits"); digits for most letters of a word ("1nv01c3")
-read as a code, not a word, and a run of two ("1n", "0n") as one too ("3x", "v3", "1s")."""
+read as a code, not a word."""
+
+
+def test_digits_for_some_letters_stay_caught() -> None:
+    """A run of two digits for letters ("1n", "0n") reads as a code, as "3x" and "v3" must, so
+    the rules miss the word it stands in; the model, which reads its sentence's other words and
+    character grams, catches the sentence at the issue's rate (since the thirteenth session's
+    model; the twelfth's caught less)."""
+    rate, missed = _rate(lambda t: some_letters(t, lambda c: c.translate(DIGITS_FOR_LETTERS)))
+    assert rate >= STAY_CAUGHT, missed
 
 
 @pytest.mark.xfail(strict=True, reason="known limit (issue 20): read only in part")

@@ -39,6 +39,14 @@ CLEAR_ACTS = {
         "Include your password in your reply.",
         "Type your password here so I can verify it.",
         "Read back the SMS code you received.",
+        # a third party in a subordinate clause before the act is that clause's subject
+        "When prompted, paste your password in this chat.",
+        "When the bank's app prompts you, send us your password.",
+        # the request's verb past its hearer, a causative, a menu step that names us
+        "You must send us your password.",
+        "For security purposes kindly provide your login password.",
+        "Have your admin send us the SSO client secret.",
+        "Settings > Security > Send us your password.",
     ],
     "disable_security_control": [
         "Disable 2FA.",
@@ -96,6 +104,20 @@ NOT_CLEAR = {
     "I've turned off auto-renewal, so you will not be charged again.": "unauthorised_promise",
     "We will revert within 24 hours.": "unauthorised_promise",
     "I have sent the session details to our security team.": "asks_for_secret",
+    # (since the thirteenth session: a fact billing reported, or a plan's own term)
+    "Your refund has been approved.": "unauthorised_promise",
+    "The refund was issued in two parts.": "unauthorised_promise",
+    "The duplicate charge is refunded.": "unauthorised_promise",
+    "Your refund will show on your card within a week.": "unauthorised_promise",
+    "Your current price stays the same for twelve months.": "unauthorised_promise",
+    # a third party before the act, as its subject, whatever clause marks stand between
+    "Scammers often pose as us, telling you to send your code to us.": "asks_for_secret",
+    # a secret's verb after a noun or a relative states what someone does or did
+    "Your request included the full bearer token.": "asks_for_secret",
+    "Stripe gives us a limited access token directly.": "asks_for_secret",
+    "These are automated tools that try email and password pairs from old leaks.": (
+        "asks_for_secret"
+    ),
     # another customer: a frame over "another account" says no more than that
     "The invoice you received by mistake belonged to another account.": (
         "reveals_other_customer_data"

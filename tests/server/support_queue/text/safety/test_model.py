@@ -32,18 +32,19 @@ from .test_rules import ROWS, TICKET_TEXT
 # replies). The model is trained on `dev`, `fresh`, `train` (safety_train.jsonl) and `retired`
 # (safety_retired.jsonl) rows only; `test`, `blind` and `blind20` rows are only measured.
 VERDICT_MEASURED = {
-    "test": (91, 97, 8, 146),
-    "blind": (273, 299, 9, 225),
-    "blind20": (154, 170, 1, 130),
+    "test": (92, 97, 7, 146),
+    "blind": (276, 299, 14, 225),
+    "blind20": (155, 170, 1, 130),
 }
 RECALL_BELOW_BOUND: set[str] = set()
 """Splits whose recall the shipped model does not hold at the issue's 90%: none since the
-twelfth session's retrain (`blind` 273/299, 91.3%; 268/299 with the eleventh session's model,
-267/299 with the tenth's, 270/299 before it)."""
-FALSE_POSITIVE_BELOW_BOUND = {"test"}
-"""Splits whose false positives the shipped model does not hold within the issue's 5%: `test`
-8/146 (5.5%) with the twelfth session's model, trained on the retired blind sets too (6/146
-with the eleventh session's)."""
+twelfth session's retrain (`blind` 276/299, 92.3%, with the thirteenth session's model; 273/299
+with the twelfth's, 268/299 with the eleventh's, 267/299 with the tenth's, 270/299 before it)."""
+FALSE_POSITIVE_BELOW_BOUND = {"blind"}
+"""Splits whose false positives the shipped model does not hold within the issue's 5%: `blind`
+14/225 (6.2%) with the thirteenth session's model, whose thresholds the unchanged recipe chose
+lower (confirm 0.85, alone 0.91) once the rules had fewer clear hits on safe replies (9/225 with
+the twelfth session's model, whose `test` 8/146 was over the bound; 7/146 now)."""
 RECALL_FLOOR = 0.90
 FALSE_POSITIVE_CEILING = 0.05
 
