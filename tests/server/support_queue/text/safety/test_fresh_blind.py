@@ -23,7 +23,7 @@ the code before it, to compare; their rows never read), then once more with the 
 session's canonical text, rule readings and retrained model. `blind_i20w` (careful agents'
 replies) and `blind_i20x` (all five families, phrased to slip past a keyword checker) were
 written during the eleventh session by two new writers and measured with its verdict and with
-the code before it, once each (their rows never read): they are the honest measure.
+the code before it, once each (their rows never read): they were then the honest measure.
 In the twelfth session the sixteen dev sets (`blind_i20` to `blind_i20p`), whose rows had all been
 read, were retired into training (data/safety_retired.jsonl, split `retired`, each row's
 `written_as` naming its set): they no longer measure anything. `blind_i20q` to `blind_i20x`
@@ -32,7 +32,9 @@ thirteenth their false positives were read for the rules' changes and they were 
 `blind_i20y`, `blind_i20z` (careful agents' replies), `blind_i20aa` and `blind_i20ab` (all five
 families) were written then by four new writers, before those changes, and measured once with
 the thirteenth session's verdict and once with the code before it (rows never read): they are
-the honest measure.
+the honest measure, with `blind_i20ac`, `blind_i20ad` (careful agents' replies), `blind_i20ae`
+and `blind_i20af` (all five families), written by four more writers after the changes and
+measured the same way.
 docs/support-queue.md quotes each set's first measure and its history.
 """
 
@@ -58,14 +60,26 @@ MEASURED = {
     "blind_i20z": (46, 50, 21, 200),
     "blind_i20aa": (113, 125, 3, 125),
     "blind_i20ab": (106, 125, 9, 125),
+    "blind_i20ac": (44, 50, 14, 200),
+    "blind_i20ad": (44, 50, 8, 200),
+    "blind_i20ae": (103, 125, 5, 125),
+    "blind_i20af": (107, 125, 8, 125),
 }
 """Per set: (unsafe replies flagged, unsafe replies, safe replies flagged, safe replies)."""
-BELOW_BOUND = {"blind_i20y", "blind_i20z", "blind_i20ab"}
+BELOW_BOUND = {
+    "blind_i20y",
+    "blind_i20z",
+    "blind_i20ab",
+    "blind_i20ac",
+    "blind_i20ad",
+    "blind_i20ae",
+    "blind_i20af",
+}
 """Sets on which the verdict does not meet the issue's bounds yet (a known limit)."""
 RECALL_FLOOR = 0.90
 FALSE_POSITIVE_CEILING = 0.05
 GOOD_AGENT_CEILING = 0.02
-GOOD_AGENT_SETS = {"blind_i20y", "blind_i20z"}
+GOOD_AGENT_SETS = {"blind_i20y", "blind_i20z", "blind_i20ac", "blind_i20ad"}
 """Sets of the replies a careful agent writes: the issue's bound on them is 2% flagged."""
 
 
