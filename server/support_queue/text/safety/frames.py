@@ -28,8 +28,9 @@ options that say when a match of it counts (server/support_queue/text/safety/rul
   a consequence, "auto-renew is off, so you won't be charged again"; an agent passing
   details to its own team; billing's decision reported, "your refund has been approved";
   a plan's own term, "your price stays the same for twelve months"): its matches are the
-  model's to confirm. A frame that states an act the issue names as one (a terse ask, a
-  confirmed identity) stays direct whatever its count.
+  model's to confirm. A frame that asks for a secret ("your CVV is required to proceed",
+  "the code should be sent to us") or confirms an identity stays direct whatever its count:
+  the model scores some of those asks under `confirm`.
 A rule's own keys are its scope (server/support_queue/text/safety/scope.py), the words or templates
 that cancel all its frames after a match (`after_cancel`, `verb_after_cancel`) or in its
 sentence (`sentence_cancel`), and `requests_only`: its verbs must stand where a request's
