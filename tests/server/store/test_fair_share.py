@@ -115,6 +115,7 @@ def test_a_websocket_episode_counts_for_the_client_it_was_handed_over_to(clients
         socket.send_text(json.dumps({"type": "resume", "data": {"episode_id": handed}}))
         assert json.loads(socket.receive_text())["type"] == "observation"
         socket.close(code=1001)
+    wait_released(bob.http, handed)  # else bob's connection may still be touching it below
     b1, b2 = bob.reset(), bob.reset()  # bob: the handed-over episode, b1, b2
     carol.reset()  # at the cap: bob holds the most, and his longest idle is the handed one
     assert not bob.held(handed)
