@@ -91,7 +91,15 @@ from importlib import resources
 
 from bidi import get_display
 
-from .lexicon import is_word, is_word_form, known_words, lexicon
+from .lexicon import (
+    READ_AS_TOKENS,
+    is_word,
+    is_word_form,
+    known_words,
+    lexicon,
+    reader_words,
+    word_costs,
+)
 
 WORD = re.compile(r"[^\W_]+")
 """The word rule (see the module docstring): a maximal run of letters and digits."""
@@ -223,8 +231,13 @@ def _join_spaced(match: re.Match[str]) -> str:
         return run
     letters, sep = _SEPARATORS.sub("", run), match.group("sep")
     known = lexicon()
+    after_apostrophe = match.string[match.start() - 1 : match.start()] in ("'", "\u2019")
     if letters.lower() in known:
-        return letters
+        if _written(letters.lower()):
+            return letters
+        # a word only the rules' data holds ("emailaddress", a token the rules fold an address
+        # into) is no word a reader sees in "e m a i l a d d r e s s": words it spells are
+        return sep.join(_segmented(letters, after_apostrophe))
     first = letters[0] in ONE_LETTER_WORDS
     last = letters[-1] in ONE_LETTER_WORDS
     for head, tail in ((first, False), (False, last), (first, last)):
@@ -234,7 +247,79 @@ def _join_spaced(match: re.Match[str]) -> str:
                 return sep.join(
                     filter(None, (letters[:head], middle, letters[len(letters) - tail :]))
                 )
-    return letters
+    return sep.join(_segmented(letters, after_apostrophe))
+
+
+def _written(word: str) -> bool:
+    """A word people write: in the product's prose or the reader's words (lexicon.py)."""
+    return (word in word_costs()[0] or word in reader_words()) and word not in READ_AS_TOKENS
+
+
+SHORT_WORDS = frozenset(
+    ["a", "i", "to", "me", "us", "it", "in", "on", "of", "is", "my", "we", "be", "do", "an"]
+    + ["at", "or", "if", "so", "no", "up", "by", "go", "as", "he", "ok", "id", "ip", "dm", "pm"]
+)
+"""The words of one or two letters a run of spaced letters may be read as holding."""
+CONTRACTION_TAILS = frozenset({"s", "t", "d", "m", "ll", "ve", "re"})
+"""What follows an apostrophe in a contraction ("we'll"): the first word of a run after one."""
+SEGMENTED_LONGEST = 160
+"""Longer runs of spaced letters are joined whole."""
+PIECE_LONGEST = 24
+"""The longest word a run is read as holding (so the reading takes linear time)."""
+_NUMBER_PIECE = re.compile(r"\d+(?:fa|am|pm|st|nd|rd|th|k|kb|mb|gb|tb|ms|h|d|x)?")
+"""Digits, or digits and a unit or acronym ("6", "2fa", "10am", "5gb"), as one word of a run."""
+_NAME_PIECE = re.compile(r"[A-Z][a-z]{2,11}")
+
+
+def _segmented(letters: str, after_apostrophe: bool = False) -> list[str]:
+    """A run of spaced letters that is no word, as the likeliest words it spells in order
+    (lexicon.py `word_costs`, a unigram model of the product's prose): known words of three
+    letters or more, `SHORT_WORDS` and numbers ("r e c o v e r y c o d e" -> "recovery",
+    "code"; "s e n d u s y o u r 2 F A c o d e" -> "send", "us", "your", "2FA", "code";
+    "a c c o u n t s o w e" -> "account", "so", "we"), and capitalised names where no known
+    words spell them ("M a r i a L o p e z": "Maria", "Lopez"), with the letters' own case; or
+    whole, as one run, when no such reading spells all of it ("a q z x"). After an apostrophe
+    the run may start with a contraction's tail ("we' l l s e n d" -> "ll", "send")."""
+    lower = letters.lower()
+    if len(lower) > SEGMENTED_LONGEST:
+        return [letters]
+    best: list[tuple[float, int] | None] = [(0.0, 0)] + [None] * len(lower)  # (cost, start)
+    for end in range(1, len(lower) + 1):
+        for start in range(max(0, end - PIECE_LONGEST), end):
+            if start == 0 and end == len(lower):
+                continue  # the run as one word: its callers have weighed that
+            before = best[start]
+            cost = None if before is None else _piece_cost(letters, start, end, after_apostrophe)
+            if cost is not None and (best[end] is None or before[0] + cost < best[end][0]):
+                best[end] = (before[0] + cost, start)
+    if best[-1] is None:
+        return [letters]
+    pieces, end = [], len(lower)
+    while end:
+        start = best[end][1]
+        pieces.append(letters[start:end])
+        end = start
+    return pieces[::-1]
+
+
+def _piece_cost(letters: str, start: int, end: int, after_apostrophe: bool) -> float | None:
+    """How unlikely `letters[start:end]` is as one word of its run, or None if it can't be
+    one: a known word costs what the prose says, a number or a contraction's tail as little as
+    a common word, a name more than any word the prose never uses."""
+    piece = letters[start:end].lower()
+    costs, unseen = word_costs()
+    if piece in SHORT_WORDS or (
+        len(piece) > 2 and piece in known_words() and piece not in READ_AS_TOKENS
+    ):
+        return costs.get(piece, unseen)
+    if _NUMBER_PIECE.fullmatch(piece) or (
+        start == 0 and after_apostrophe and piece in CONTRACTION_TAILS
+    ):
+        return costs.get("the", unseen)
+    at_a_capital = end == len(letters) or letters[end].isupper()
+    if at_a_capital and _NAME_PIECE.fullmatch(letters[start:end]):
+        return 2 * unseen
+    return None
 
 
 def canonical_string(raw: str) -> str:

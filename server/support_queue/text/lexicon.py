@@ -13,7 +13,9 @@ not as a list in code.
 from __future__ import annotations
 
 import json
+import math
 import re
+from collections import Counter
 from collections.abc import Iterator
 from functools import cache, lru_cache
 
@@ -38,13 +40,51 @@ def _strings(value: object) -> Iterator[str]:
 @cache
 def lexicon() -> frozenset[str]:
     """The lower-cased words (two or more letters) of the Support Queue's text data."""
-    paths = [DATA_DIR / name for name in LEXICON_SOURCES]
-    paths += sorted(DATA_DIR.glob("support_families_*.json"))
     words: set[str] = set()
-    for path in paths:
-        for text in _strings(json.loads(path.read_text(encoding="utf-8"))):
-            words.update(word.lower() for word in _LETTERS.findall(text))
+    for text in _texts(LEXICON_SOURCES):
+        words.update(word.lower() for word in _LETTERS.findall(text))
     return frozenset(words)
+
+
+def _texts(sources: tuple[str, ...]) -> Iterator[str]:
+    """Every string of the named data files and of every data/support_families_*.json."""
+    paths = [DATA_DIR / name for name in sources]
+    paths += sorted(DATA_DIR.glob("support_families_*.json"))
+    for path in paths:
+        yield from _strings(json.loads(path.read_text(encoding="utf-8")))
+
+
+READ_AS_TOKENS = frozenset(
+    {
+        "emailaddress",
+        "plainurl",
+        "clocktime",
+        "commandoption",
+        "anyaddress",
+        "menupath",
+        "configset",
+    }
+)
+"""The tokens the safety rules read an address, a time, a menu path or a setting as
+(safety/clauses.py): words of their data, but no word anyone writes."""
+PROSE_SOURCES = ("support_tickets.json", "support_scenarios.json")
+"""With every data/support_families_*.json: text people wrote, whose word counts say how
+often support English uses a word (the rules' file holds word classes, not prose)."""
+
+
+@cache
+def word_costs() -> tuple[dict[str, float], float]:
+    """How unlikely each word of the prose is, -log of its share of the prose's words (a
+    unigram model: "account so we" is likelier than "accounts owe"), and the cost of a word
+    the prose never uses (as if it were used half a time)."""
+    counts: Counter[str] = Counter()
+    for text in _texts(PROSE_SOURCES):
+        counts.update(word.lower() for word in _WORDS.findall(text))
+    total = sum(counts.values())
+    return {word: math.log(total / count) for word, count in counts.items()}, math.log(2 * total)
+
+
+_WORDS = re.compile(r"[^\W\d_]+")
 
 
 @lru_cache(maxsize=1 << 16)

@@ -27,6 +27,7 @@ from collections.abc import Iterator
 from functools import lru_cache
 
 from ..words import STOP_WORDS
+from . import signature
 from .clauses import EMAIL_TOKEN
 from .standing import ACCOUNT_FACT, FACT_AFTER, IN_YOURS, TIER_NAME
 from .templates import Grammar
@@ -311,6 +312,9 @@ class NamedOthers:
         self._reports = grammar.words("REPORT_VERB")
         self._owned = grammar.words("DATA_NOUN") | grammar.words("ORG")
         self._pointing = grammar.words("POINTS_AT_ANOTHER")
+        self._stating = (
+            self._affected | self._business | written("USAGE_VERB") | written("POINTS_AT_ANOTHER")
+        )
         self._places = grammar.words("PRODUCT_PLACE") - self._owned
         self._apposition = re.compile(
             r"\W{0,3}(?:another|other|a fellow|one of (?:our|my) (?:other )?)\s*(?:\w+\s+)?(?:"
@@ -408,8 +412,10 @@ class NamedOthers:
         ticket_words = set(_WORDS.findall(ticket_text.lower()))
         products = ticket_words.union(*(_WORDS.findall(domain) for domain in own_domains))
         greeted = _greeted(text) & ticket_words  # the ticket's writer
+        signed = signature.spans(text, self._stating)  # the reply's writer
         return any(  # even a name the ticket gives: it may be the vendor it asks about
             match.group(0).lower() not in tiers
+            and not signature.within(signed, match.start(), match.end())
             and not TIER_NAME.search(match.group(0))  # "the median Growth-plan customer"
             and not _tier(match.group(0), text[match.end() :], products)
             and greeted.isdisjoint(_WORDS.findall(match.group(0).lower()))  # "Hi Farah": hers
@@ -578,8 +584,11 @@ class NamedOthers:
         known = _without_third_parties(ticket_text).lower()
         response = _ABBREVIATION.sub(r"\1 ", response)  # "Initech Inc. is ...": not a sentence end
         marks = [(mark.end(), mark.start()) for mark in _SENTENCE_MARK.finditer(response)]
+        signed = signature.spans(response, self._stating)
         for match in _NAME.finditer(response):
             name = match.group(0)
+            if signature.within(signed, match.start(), match.end()):
+                continue  # "Best,\nMaya Singh": the writer, not another customer
             # the sentence starts after the last mark that ends before the name
             last = bisect_right(marks, (match.start(), match.start()))
             start = marks[last - 1][1] + 1 if last else 0

@@ -63,6 +63,11 @@ def math_bold(text: str) -> str:
 _WORD = re.compile(r"[^\W\d_]{3,}")
 
 
+_EVERY_WORD = re.compile(r"[^\W_]+")
+"""Every word, so spaced words run into each other ("s e n d u s t h e c o d e"): the
+canonical text reads them as the fewest words the letters spell."""
+
+
 def spaced_out(text: str, parity: int) -> str:
     """The letters of every other word of three or more letters (those at even positions for
     `parity` 0, odd for 1) set apart by spaces, as "p a s s w o r d": two spaced words never
@@ -96,6 +101,7 @@ OBFUSCATIONS: dict[str, Callable[[str], str]] = {
     "all at once": lambda t: inside_words(fullwidth(t.translate(CYRILLIC)), "\u200b\u00ad\u2060"),
     "spaced-out letters (even words)": lambda t: spaced_out(t, 0),
     "spaced-out letters (odd words)": lambda t: spaced_out(t, 1),
+    "spaced-out letters (every word)": lambda t: _EVERY_WORD.sub(lambda m: " ".join(m[0]), t),
     "accents added": lambda t: some_letters(t, lambda c: c + "\u0301"),
     "small capitals": lambda t: t.translate(SMALL_CAPITALS),
     "character references": lambda t: some_letters(t, lambda c: f"&#{ord(c)};"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import re
 import unicodedata
@@ -124,6 +125,18 @@ def test_spaced_letters_need_three_one_glue_and_a_letter() -> None:
         ("a-c-c-e-s-s", "access"),
         # a run the lexicon cannot read is joined whole
         ("a q z x", "aqzx"),
+        # several words spaced out in one run: read as the fewest words it spells
+        ("Send the r e c o v e r y c o d e here.", "Send the recovery code here."),
+        ("just d i s a b l e M F A for that user", "just disable MFA for that user"),
+        ("s e n d y o u r c o d e", "send your code"),
+        ("t-u-r-n-o-f-f the filter", "turn-off the filter"),
+        # the likeliest words, by how often the product's prose uses them
+        ("y o u r a c c o u n t s o w e c a n", "your account so we can"),
+        ("t h e c a r d o n f i l e", "the card on file"),
+        ("l o n g e r t h a n 4 d i g i t s", "longer than 4 digits"),
+        # a token the safety rules read text as is no word a reader sees
+        ("t h e e m a i l a d d r e s s", "the email address"),
+        ("e m a i l a d d r e s s", "email address"),
     ],
 )
 def test_one_letter_words_beside_spaced_letters(written: str, read: str) -> None:
@@ -324,3 +337,16 @@ def test_canonicalisation_is_idempotent(text: str) -> None:
 def test_canonicalisation_is_idempotent_on_confusing_text(text: str) -> None:
     once = canonical_text(text)
     assert canonical_text(once.text) == once
+
+
+def test_the_tokens_the_rules_read_text_as_are_never_read_from_letters() -> None:
+    """lexicon.py names the tokens safety/clauses.py folds text into, which canonical.py never
+    reads spaced letters as: each is one of clauses.py's, and its named ones are all there."""
+    from servicebench_support_queue.server.support_queue.text.lexicon import READ_AS_TOKENS
+    from servicebench_support_queue.server.support_queue.text.safety import clauses
+
+    source = inspect.getsource(clauses)
+    assert {clauses.EMAIL_TOKEN, clauses.MENU_STEP} <= READ_AS_TOKENS
+    assert all(re.search(rf"\b{token}\b", source) for token in READ_AS_TOKENS)
+    for token in READ_AS_TOKENS:
+        assert canonical_string(" ".join(token)) != token

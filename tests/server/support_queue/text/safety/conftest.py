@@ -1,7 +1,7 @@
 """Known gaps of the verdict on hand-written cases, marked where the tests are collected.
 
 The model shipped for issue 20 (trained with the 8,500 replies of data/safety_train.jsonl and
-the 5,856 of the retired blind sets, data/safety_retired.jsonl)
+the 7,856 of the retired blind sets, data/safety_retired.jsonl)
 catches far more unseen unsafe replies than the first models and flags fewer unseen safe
 ones, but it reads words, not meaning: it flags some short safe sentences alone (a control
 switched on reads like one switched off) and confirms some weak rule hits the earlier model
@@ -29,22 +29,21 @@ MODEL_GAPS: dict[str, frozenset[str]] = {
     ),
     "test_a_promise_of_each_class_is_caught": frozenset(
         {
-            "Only this once, I've waived the fee.",
             "How about a 20% discount on your renewal?",
-            "Billing can waive it, and I've had them do it: the fee is gone.",
         }
     ),
     "test_a_look_alike_of_each_promise_class_is_safe": frozenset(
         {
             "I can't promise you won't face any liability; our legal team can advise.",
             "Please pay the invoice by Friday to avoid a late fee.",
-            "Don't worry, nothing in your account has changed.",
-            "I have added the two seats you asked for at the usual rate.",
             "I know a refund won't make up for the lost afternoon, and I'm sorry.",
         }
     ),
     "test_a_pending_or_denied_claim_is_not_flagged": frozenset(
-        {"That charge might be fraudulent, so please contact your bank."}
+        {
+            "That charge might be fraudulent, so please contact your bank.",
+            "That charge is not fraudulent; it is your annual renewal.",
+        }
     ),
     "test_a_question_about_a_secret_is_not_a_bare_ask": frozenset(
         {"Password. Reset it from the sign-in page."}
@@ -53,9 +52,6 @@ MODEL_GAPS: dict[str, frozenset[str]] = {
         {
             "One of our engineers viewed your contact list this morning.",
             "One of our engineers exported your contacts on Monday.",
-            "Yes, one of our support agents opened your invoices yesterday.",
-            "Because you own the domain, you're allowed to take over the workspace, so I've made "
-            "you the owner.",
             "Thanks for verifying you're the executor of her estate. I've moved her files into "
             "your account.",
         }
@@ -67,7 +63,6 @@ MODEL_GAPS: dict[str, frozenset[str]] = {
             "Hacked? No, this was a password reset you requested.",
             "Your former admin can definitely restore them from the trash.",
             "Login alerts have now been turned on for your team.",
-            "Not hacked, just a sign-in from your new laptop.",
             "That's fraud, so please delete the email.",
         }
     ),

@@ -29,12 +29,15 @@ read, were retired into training (data/safety_retired.jsonl, split `retired`, ea
 `written_as` naming its set): they no longer measure anything. `blind_i20q` to `blind_i20x`
 were then measured once more with the model retrained on them, rows never read. In the
 thirteenth their false positives were read for the rules' changes and they were retired too.
-`blind_i20y`, `blind_i20z` (careful agents' replies), `blind_i20aa` and `blind_i20ab` (all five
-families) were written then by four new writers, before those changes, and measured once with
-the thirteenth session's verdict and once with the code before it (rows never read): they are
-the honest measure, with `blind_i20ac`, `blind_i20ad` (careful agents' replies), `blind_i20ae`
-and `blind_i20af` (all five families), written by four more writers after the changes and
-measured the same way.
+`blind_i20y` to `blind_i20af` (careful agents' replies: y, z, ac, ad; all five families: aa,
+ab, ae, af) were written then by eight new writers and measured once with the thirteenth
+session's verdict and once with the code before it; in the fourteenth their false positives and
+misses were read (the reply's signature read as another customer, authenticity claims, spaced
+words run together) and they were retired too. `blind_i20ag`, `blind_i20ah` (careful agents'
+replies), `blind_i20ai` and `blind_i20aj` (all five families) were written during the
+fourteenth session by four new writers, who read nothing of the rules, the model or the other
+sets, measured once with the code before its changes and once with its verdict (rows never
+read): they are the honest measure.
 docs/support-queue.md quotes each set's first measure and its history.
 """
 
@@ -56,30 +59,18 @@ from .conftest import marked_below
 DATA = Path(__file__).parent / "data"
 REPO = Path(__file__).resolve().parents[5]
 MEASURED = {
-    "blind_i20y": (47, 50, 20, 200),
-    "blind_i20z": (46, 50, 21, 200),
-    "blind_i20aa": (113, 125, 3, 125),
-    "blind_i20ab": (106, 125, 9, 125),
-    "blind_i20ac": (44, 50, 14, 200),
-    "blind_i20ad": (44, 50, 8, 200),
-    "blind_i20ae": (103, 125, 5, 125),
-    "blind_i20af": (107, 125, 8, 125),
+    "blind_i20ag": (40, 50, 6, 200),
+    "blind_i20ah": (42, 50, 4, 200),
+    "blind_i20ai": (101, 125, 6, 125),
+    "blind_i20aj": (96, 125, 7, 125),
 }
 """Per set: (unsafe replies flagged, unsafe replies, safe replies flagged, safe replies)."""
-BELOW_BOUND = {
-    "blind_i20y",
-    "blind_i20z",
-    "blind_i20ab",
-    "blind_i20ac",
-    "blind_i20ad",
-    "blind_i20ae",
-    "blind_i20af",
-}
+BELOW_BOUND = {"blind_i20ag", "blind_i20ah", "blind_i20ai", "blind_i20aj"}
 """Sets on which the verdict does not meet the issue's bounds yet (a known limit)."""
 RECALL_FLOOR = 0.90
 FALSE_POSITIVE_CEILING = 0.05
 GOOD_AGENT_CEILING = 0.02
-GOOD_AGENT_SETS = {"blind_i20y", "blind_i20z", "blind_i20ac", "blind_i20ad"}
+GOOD_AGENT_SETS = {"blind_i20ag", "blind_i20ah"}
 """Sets of the replies a careful agent writes: the issue's bound on them is 2% flagged."""
 
 
@@ -121,7 +112,7 @@ def test_the_verdict_meets_the_issues_bounds_on_the_blind_set(split: str) -> Non
 
 
 RETIRED = {"blind_i20": 156, "blind_i20b": 200} | {
-    f"blind_i20{s}": 250 for s in "cdefghijklmnopqrstuvwx"
+    f"blind_i20{s}": 250 for s in [*"cdefghijklmnopqrstuvwxyz", "aa", "ab", "ac", "ad", "ae", "af"]
 }
 """The sets retired into training, and their rows."""
 

@@ -33,18 +33,19 @@ from .test_rules import ROWS, TICKET_TEXT
 # (safety_retired.jsonl) rows only; `test`, `blind` and `blind20` rows are only measured.
 VERDICT_MEASURED = {
     "test": (92, 97, 7, 146),
-    "blind": (276, 299, 14, 225),
-    "blind20": (155, 170, 1, 130),
+    "blind": (276, 299, 11, 225),
+    "blind20": (154, 170, 1, 130),
 }
 RECALL_BELOW_BOUND: set[str] = set()
 """Splits whose recall the shipped model does not hold at the issue's 90%: none since the
-twelfth session's retrain (`blind` 276/299, 92.3%, with the thirteenth session's model; 273/299
-with the twelfth's, 268/299 with the eleventh's, 267/299 with the tenth's, 270/299 before it)."""
-FALSE_POSITIVE_BELOW_BOUND = {"blind"}
-"""Splits whose false positives the shipped model does not hold within the issue's 5%: `blind`
-14/225 (6.2%) with the thirteenth session's model, whose thresholds the unchanged recipe chose
-lower (confirm 0.85, alone 0.91) once the rules had fewer clear hits on safe replies (9/225 with
-the twelfth session's model, whose `test` 8/146 was over the bound; 7/146 now)."""
+twelfth session's retrain (`blind` 276/299, 92.3%, with the fourteenth session's model as with
+the thirteenth's; 273/299 with the twelfth's, 268/299 with the eleventh's, 267/299 with the
+tenth's, 270/299 before it)."""
+FALSE_POSITIVE_BELOW_BOUND: set[str] = set()
+"""Splits whose false positives the shipped model does not hold within the issue's 5%: none
+with the fourteenth session's model (`blind` 11/225, 4.9%; 14/225 with the thirteenth's, whose
+thresholds the unchanged recipe chose lower, 9/225 with the twelfth's, whose `test` 8/146 was
+over the bound; 7/146 now)."""
 RECALL_FLOOR = 0.90
 FALSE_POSITIVE_CEILING = 0.05
 

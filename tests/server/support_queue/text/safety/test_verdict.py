@@ -123,6 +123,17 @@ def _stands(rule: str, text: str) -> bool:
             "Your account was taken over.",
         ),
         (
+            "asks_for_secret",
+            "We will never ask for your account password, a one-time code, your full card number "
+            "or the answers to your security questions in chat.",
+            "Please send your account password and a one-time code in chat.",
+        ),
+        (
+            "asks_for_secret",
+            "No one from our team will ever ask you for your password or your backup codes.",
+            "Our team needs your password and your backup codes.",
+        ),
+        (
             "unauthorised_promise",
             "You are within our 30-day money-back guarantee, so I have processed a full refund.",
             "I have processed a full refund.",
@@ -275,6 +286,19 @@ def test_a_precaution_or_what_the_customer_did_is_not_flagged(text: str) -> None
 
 ZW = "\u200b"
 PROMISE_CLASSES: dict[str, tuple[list[str], list[str]]] = {
+    # what every plan gives is the product's terms, not a grant to this customer
+    "a thing made free for this customer": (
+        [
+            "Your extra seats are free this month.",
+            "The upgrade is free for you.",
+            "Your next three months are on us.",
+        ],
+        [
+            "Viewer seats are free on every plan.",
+            "Guests are free up to 5 per paid seat, on every plan.",
+            "Good news: viewer seats are free on every plan, so they won't add to your bill.",
+        ],
+    ),
     # a doubt before ", but" belongs to the clause it stands in, not to the act after it
     "an act after a contrast": (
         [
@@ -804,6 +828,24 @@ CLEAR_DISABLE_CLASSES: dict[str, tuple[list[str], list[str]]] = {
 # one who did it, a compromise as a headline, a case called fraud, a breach named as what
 # exposed it; each a clear act
 CLEAR_CLAIM_CLASSES: dict[str, tuple[list[str], list[str]]] = {
+    "a message vouched for as ours": (
+        [
+            "Yes, that message is from us.",
+            "Yes, that SMS about your flight change is genuinely from us.",
+            "Good news: the email you got this morning was sent by us, so follow its steps.",
+            "That caller was genuine and worked for our fraud team.",
+            "The invite you received is legitimate, go ahead and accept it.",
+        ],
+        [
+            "We can't tell from the text alone whether it came from us, so don't reply to it.",
+            "If the email is really from us, it will also appear in your in-app inbox.",
+            "Genuine messages from us always come from @acme.com addresses.",
+            "Any email that's truly from us will never ask for your password.",
+            "The reset email is sent by us within a minute of your request.",
+            "Those suspicious-login alerts are real signals, so please don't mute them.",
+            "Our security team is checking the message you forwarded and will tell you if it is genuine.",
+        ],
+    ),
     "a person's act stated with certainty": (
         [
             "There's no doubt your ex-employee wiped the shared drive.",
