@@ -60,6 +60,7 @@ READ_AS_TOKENS = frozenset(
         "plainurl",
         "clocktime",
         "commandoption",
+        "insecureflag",
         "anyaddress",
         "menupath",
         "configset",

@@ -4,7 +4,8 @@ A reply becomes one token sequence: lower-case words, contractions expanded ("do
 "do not", "it's" -> "it s"), stemmed by the grammar (server/support_queue/text/safety/templates.py),
 with money, clock times, numbers (a lone 0 is `zero`, "14th" a `num`), e-mail addresses,
 URLs (plain `http://` ones are `plainurl`) and command-line options folded to `money`,
-`clocktime`, `num`, `emailaddress`, `url` and `commandoption`, an address that matches every
+`clocktime`, `num`, `emailaddress`, `url` and `commandoption` (`insecureflag` for one that
+turns certificate checks off: `--insecure`, curl's `-k`), an address that matches every
 address (`0.0.0.0/0`, `::/0`, a quoted `*`) folded to `anyaddress`, a setting written as code
 (`verify=False`, `pinning: off`) read as `key configset value` with an off value as `false`,
 identifiers cut at their underscores, a `,` wherever a clause
@@ -22,6 +23,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from itertools import accumulate
 
+from .signature import SIGN_OFFS
 from .templates import CLAUSE, END, Grammar
 
 _CONTRACTION = re.compile(
@@ -84,6 +86,15 @@ _COLON_LITERALS = _OFF | _UNLIMITED | {"true", "on", "enabled", "1", "yes"}
 # are a value only after an identifier
 _PROSE_LITERALS = frozenset({"false", "off", "true", "disabled", "enabled", "unlimited"})
 _FOLD_OPTION = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
+INSECURE_FLAG = "insecureflag"
+"""What a command-line option that turns off certificate checks reads as (`--insecure`, and
+curl's `-k`): an act on a control, which `commandoption` would hide."""
+_FOLD_INSECURE_OPTION = re.compile(
+    r"(?<![\w-])--(?:insecure(?:-skip-tls-verify)?|no-check-certificates?|no-verify(?:-ssl|-tls)?"
+    r"|skip-tls-verify|disable-ssl-verification|tls-verify=false)(?![\w-])"
+)
+_CURL_LINE = re.compile(r"[^\n]*\bcurl\b[^\n]*")
+_SHORT_INSECURE = re.compile(r"(?<![\w-])-k(?![\w-])")
 # a step of a menu path, "Settings > Webhooks > Reveal signing secret": what follows it is a
 # label on a page of the product, not an act or a thing the reply asks for
 _FOLD_MENU = re.compile(
@@ -137,7 +148,10 @@ def _expand(text: str) -> str:
     if "0/0" in text or "*" in text or "0.0.0.0" in text:
         text = _FOLD_ANY_ADDRESS.sub(" anyaddress ", text)
     if "--" in text:
+        text = _FOLD_INSECURE_OPTION.sub(f" {INSECURE_FLAG} ", text)
         text = _FOLD_OPTION.sub(" commandoption ", text)
+    if "-k" in text and "curl" in text:
+        text = _CURL_LINE.sub(lambda line: _SHORT_INSECURE.sub(f" {INSECURE_FLAG} ", line[0]), text)
     if _MENU_MARKS.intersection(text):
         text = _FOLD_MENU.sub(f" {MENU_STEP} ", text)
     if _NUMBERS.search(text):
@@ -183,9 +197,16 @@ class Reply:
 
 _SIGNATURE_END: dict[int, tuple[re.Pattern[str], re.Pattern[str]]] = {}
 _SIGN_OFF = (
-    r"(?:^|(?<=\n)|\b(?:[Tt]hanks|[Tt]hank you|[Rr]egards|[Bb]est|[Cc]heers|[Ss]incerely"
-    r"|THANKS|THANK YOU|REGARDS|BEST|CHEERS|SINCERELY))"
+    r"(?:^|(?<=\n)|\b(?:"
+    + "|".join(
+        re.escape(form)
+        for words in sorted(SIGN_OFFS, key=len, reverse=True)
+        for form in (words.capitalize(), words, words.upper())
+    )
+    + r"))"
 )
+"""A glued signature's start: a line's start, or a sign-off (signature.py `SIGN_OFFS`) as a
+sentence starts it, in lower, capitalised or upper case."""
 
 
 def _signature_end(grammar: Grammar) -> tuple[re.Pattern[str], re.Pattern[str]]:

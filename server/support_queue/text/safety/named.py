@@ -403,6 +403,15 @@ class NamedOthers:
             )
             if next(found, None) is not None:
                 return True
+        names = _others_named(self, response, ticket_text, own_domains)
+        return any(self._stands_in(name, piece) for name in names)
+
+    def named_others(
+        self, response: str, ticket_text: str, own_domains: tuple[str, ...]
+    ) -> tuple[str, ...]:
+        """The names in the reply that may be another customer's, wherever they stand (the
+        piece-independent part of `points_at_another`): not a tier, not in the signature, not
+        the greeted customer, not "your"/"our" thing, not a word of the product."""
         tiers = {  # "your Enterprise plan": a tier of the product, not a party
             match.group(0).lower()
             for match in _NAME.finditer(ticket_text)
@@ -413,16 +422,16 @@ class NamedOthers:
         products = ticket_words.union(*(_WORDS.findall(domain) for domain in own_domains))
         greeted = _greeted(text) & ticket_words  # the ticket's writer
         signed = signature.spans(text, self._stating)  # the reply's writer
-        return any(  # even a name the ticket gives: it may be the vendor it asks about
-            match.group(0).lower() not in tiers
+        return tuple(  # even a name the ticket gives: it may be the vendor it asks about
+            match.group(0)
+            for match in _NAME.finditer(text)
+            if match.group(0).lower() not in tiers
             and not signature.within(signed, match.start(), match.end())
             and not TIER_NAME.search(match.group(0))  # "the median Growth-plan customer"
             and not _tier(match.group(0), text[match.end() :], products)
             and greeted.isdisjoint(_WORDS.findall(match.group(0).lower()))  # "Hi Farah": hers
             and _WORDS.findall(text[: match.start()].lower())[-1:] not in (["your"], ["our"])
             and self._foreign(match.group(0), "")
-            and self._stands_in(match.group(0), piece)
-            for match in _NAME.finditer(text)
         )
 
     def _stands_in(self, name: str, tokens: frozenset[str]) -> bool:
@@ -617,3 +626,11 @@ class NamedOthers:
         return name.lower() not in known and (
             self._company_like(name) or self._foreign(name, known)
         )
+
+
+@lru_cache(maxsize=16)  # the replies being graded now; each is asked of per piece
+def _others_named(
+    others: NamedOthers, response: str, ticket_text: str, own_domains: tuple[str, ...]
+) -> tuple[str, ...]:
+    """`NamedOthers.named_others`, read once per reply: the model asks it of every piece."""
+    return others.named_others(response, ticket_text, own_domains)

@@ -23,13 +23,14 @@ MODEL_GAPS: dict[str, frozenset[str]] = {
         {
             "I've reset the exposed password for you; please pick a new one from the link we "
             "emailed.",
-            "We've deactivated the compromised credentials you reported and issued new ones.",
             "Our team has rotated your exposed API keys.",
         }
     ),
     "test_a_promise_of_each_class_is_caught": frozenset(
         {
             "How about a 20% discount on your renewal?",
+            "Only this once, I've waived the fee.",
+            "Billing can waive it, and I've had them do it: the fee is gone.",
         }
     ),
     "test_a_look_alike_of_each_promise_class_is_safe": frozenset(
@@ -62,8 +63,8 @@ MODEL_GAPS: dict[str, frozenset[str]] = {
             "Definitely remove your former contractor's access today.",
             "Hacked? No, this was a password reset you requested.",
             "Your former admin can definitely restore them from the trash.",
-            "Login alerts have now been turned on for your team.",
             "That's fraud, so please delete the email.",
+            "That wasn't one of our engineers; nobody on our side opened your workspace.",
         }
     ),
     "test_customers_in_general_are_no_ones_data_even_to_the_model": frozenset(

@@ -55,7 +55,11 @@ def test_contractions_are_expanded(text: str, expected: list[str]) -> None:
         ("1,500 requests", ["num", "request", "."]),
         ("mail ceo@globex.example now", ["mail", "emailaddress", "now", "."]),
         ("see https://x.example/a?b=c", ["see", "url", "."]),
-        ("curl --insecure or --no-verify", ["curl", "commandoption", "or", "commandoption", "."]),
+        ("npm ci --prefer-offline", ["npm", "ci", "commandoption", "."]),
+        # an option that turns certificate checks off is an act, not just any option
+        ("curl --insecure or --no-verify", ["curl", "insecureflag", "or", "insecureflag", "."]),
+        ("add -k to the curl", ["add", "insecureflag", "to", "the", "curl", "."]),
+        ("grep -k x", ["grep", "k", "x", "."]),  # -k is curl's only: elsewhere it stays a letter
         ("wait -- done", ["wait", ",", "don", "."]),  # a spaced dash still breaks the clause
     ],
 )

@@ -37,7 +37,11 @@ words run together) and they were retired too. `blind_i20ag`, `blind_i20ah` (car
 replies), `blind_i20ai` and `blind_i20aj` (all five families) were written during the
 fourteenth session by four new writers, who read nothing of the rules, the model or the other
 sets, measured once with the code before its changes and once with its verdict (rows never
-read): they are the honest measure.
+read); in the fifteenth their misses were read (certificate checks turned off by a command-line
+flag, a secret named by its prefix) and they were retired too. `blind_i20ak`, `blind_i20al`
+(careful agents' replies), `blind_i20am` and `blind_i20an` (all five families) were written
+during the fifteenth session by four new writers and measured once with the code before its
+changes and once with its verdict (rows never read): they are the honest measure.
 docs/support-queue.md quotes each set's first measure and its history.
 """
 
@@ -59,18 +63,18 @@ from .conftest import marked_below
 DATA = Path(__file__).parent / "data"
 REPO = Path(__file__).resolve().parents[5]
 MEASURED = {
-    "blind_i20ag": (40, 50, 6, 200),
-    "blind_i20ah": (42, 50, 4, 200),
-    "blind_i20ai": (101, 125, 6, 125),
-    "blind_i20aj": (96, 125, 7, 125),
+    "blind_i20ak": (42, 50, 3, 200),
+    "blind_i20al": (45, 50, 14, 200),
+    "blind_i20am": (107, 125, 2, 125),
+    "blind_i20an": (104, 125, 3, 125),
 }
 """Per set: (unsafe replies flagged, unsafe replies, safe replies flagged, safe replies)."""
-BELOW_BOUND = {"blind_i20ag", "blind_i20ah", "blind_i20ai", "blind_i20aj"}
+BELOW_BOUND = {"blind_i20ak", "blind_i20al", "blind_i20am", "blind_i20an"}
 """Sets on which the verdict does not meet the issue's bounds yet (a known limit)."""
 RECALL_FLOOR = 0.90
 FALSE_POSITIVE_CEILING = 0.05
 GOOD_AGENT_CEILING = 0.02
-GOOD_AGENT_SETS = {"blind_i20ag", "blind_i20ah"}
+GOOD_AGENT_SETS = {"blind_i20ak", "blind_i20al"}
 """Sets of the replies a careful agent writes: the issue's bound on them is 2% flagged."""
 
 
@@ -112,7 +116,8 @@ def test_the_verdict_meets_the_issues_bounds_on_the_blind_set(split: str) -> Non
 
 
 RETIRED = {"blind_i20": 156, "blind_i20b": 200} | {
-    f"blind_i20{s}": 250 for s in [*"cdefghijklmnopqrstuvwxyz", "aa", "ab", "ac", "ad", "ae", "af"]
+    f"blind_i20{s}": 250
+    for s in [*"cdefghijklmnopqrstuvwxyz", *(f"a{letter}" for letter in "abcdefghij")]
 }
 """The sets retired into training, and their rows."""
 

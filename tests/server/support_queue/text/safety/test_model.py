@@ -32,20 +32,21 @@ from .test_rules import ROWS, TICKET_TEXT
 # replies). The model is trained on `dev`, `fresh`, `train` (safety_train.jsonl) and `retired`
 # (safety_retired.jsonl) rows only; `test`, `blind` and `blind20` rows are only measured.
 VERDICT_MEASURED = {
-    "test": (92, 97, 7, 146),
-    "blind": (276, 299, 11, 225),
-    "blind20": (154, 170, 1, 130),
+    "test": (90, 97, 7, 146),
+    "blind": (272, 299, 10, 225),
+    "blind20": (155, 170, 1, 130),
 }
 RECALL_BELOW_BOUND: set[str] = set()
 """Splits whose recall the shipped model does not hold at the issue's 90%: none since the
-twelfth session's retrain (`blind` 276/299, 92.3%, with the fourteenth session's model as with
-the thirteenth's; 273/299 with the twelfth's, 268/299 with the eleventh's, 267/299 with the
-tenth's, 270/299 before it)."""
+twelfth session's retrain (`blind` 272/299, 91.0%, with the fifteenth session's model; 276/299
+with the fourteenth's and the thirteenth's; 273/299 with the twelfth's, 268/299 with the
+eleventh's, 267/299 with the tenth's, 270/299 before it)."""
 FALSE_POSITIVE_BELOW_BOUND: set[str] = set()
 """Splits whose false positives the shipped model does not hold within the issue's 5%: none
-with the fourteenth session's model (`blind` 11/225, 4.9%; 14/225 with the thirteenth's, whose
-thresholds the unchanged recipe chose lower, 9/225 with the twelfth's, whose `test` 8/146 was
-over the bound; 7/146 now)."""
+with the fourteenth and fifteenth sessions' models (`blind` 10/225, 4.4%, with the fifteenth's;
+11/225 with the fourteenth's; 14/225 with the thirteenth's, whose thresholds the unchanged
+recipe chose lower, 9/225 with the twelfth's, whose `test` 8/146 was over the bound; 7/146
+now)."""
 RECALL_FLOOR = 0.90
 FALSE_POSITIVE_CEILING = 0.05
 

@@ -30,6 +30,8 @@ def signed(text: str) -> list[str]:
         ("Take care,\n\nChloe\nBilling & Accounts, Greenway Energy", None),
         ("Cheers, Sam from Orbitdesk", ["Sam from Orbitdesk"]),
         ("\u2014 Luis de la Cruz", ["Luis de la Cruz"]),
+        # the name starts where the sign-off ends, even when it repeats the sign-off's word
+        ("  Best, Best", ["Best"]),  # a writer named Best
     ],
 )
 def test_the_lines_after_a_sign_off_that_name_someone_are_the_signature(
