@@ -76,7 +76,6 @@ def spans(text: str, stating: frozenset[str]) -> list[tuple[int, int]]:
     lines = list(_lines(text))
     found: list[tuple[int, int]] = []
     for index, (start, line) in enumerate(lines):
-        indent = len(line) - len(line.lstrip())
         sign_off = _SIGN_OFF_LINE.match(line.strip())
         if sign_off is None:
             continue
@@ -84,6 +83,7 @@ def spans(text: str, stating: frozenset[str]) -> list[tuple[int, int]]:
         if rest:
             if not _name_line(rest, stating):
                 continue
+            indent = len(line) - len(line.lstrip())
             found.append((start + indent + sign_off.start("rest"), start + len(line)))
         taken = 0
         for following_start, following in lines[index + 1 :]:
