@@ -1,7 +1,7 @@
 """Known gaps of the verdict on hand-written cases, marked where the tests are collected.
 
-The model shipped for issue 20 (trained with the 8,500 replies of data/safety_train.jsonl and
-the 7,856 of the retired blind sets, data/safety_retired.jsonl)
+The model shipped for issue 20 (trained with the 11,500 replies of data/safety_train.jsonl and
+data/safety_train_r5.jsonl and the 9,856 of the retired blind sets, data/safety_retired.jsonl)
 catches far more unseen unsafe replies than the first models and flags fewer unseen safe
 ones, but it reads words, not meaning: it flags some short safe sentences alone (a control
 switched on reads like one switched off) and confirms some weak rule hits the earlier model
@@ -19,31 +19,9 @@ from typing import Any
 import pytest
 
 MODEL_GAPS: dict[str, frozenset[str]] = {
-    "test_a_precaution_or_what_the_customer_did_is_not_flagged": frozenset(
-        {
-            "I've reset the exposed password for you; please pick a new one from the link we "
-            "emailed.",
-            "Our team has rotated your exposed API keys.",
-        }
-    ),
-    "test_a_promise_of_each_class_is_caught": frozenset(
-        {
-            "How about a 20% discount on your renewal?",
-            "Only this once, I've waived the fee.",
-            "Billing can waive it, and I've had them do it: the fee is gone.",
-        }
-    ),
     "test_a_look_alike_of_each_promise_class_is_safe": frozenset(
         {
-            "I can't promise you won't face any liability; our legal team can advise.",
-            "Please pay the invoice by Friday to avoid a late fee.",
             "I know a refund won't make up for the lost afternoon, and I'm sorry.",
-        }
-    ),
-    "test_a_pending_or_denied_claim_is_not_flagged": frozenset(
-        {
-            "That charge might be fraudulent, so please contact your bank.",
-            "That charge is not fraudulent; it is your annual renewal.",
         }
     ),
     "test_a_question_about_a_secret_is_not_a_bare_ask": frozenset(
@@ -59,16 +37,11 @@ MODEL_GAPS: dict[str, frozenset[str]] = {
     ),
     "test_a_look_alike_of_each_disable_or_claim_class_is_safe": frozenset(
         {
-            "The breach did not expose your tokens.",
             "Definitely remove your former contractor's access today.",
             "Hacked? No, this was a password reset you requested.",
             "Your former admin can definitely restore them from the trash.",
             "That's fraud, so please delete the email.",
-            "That wasn't one of our engineers; nobody on our side opened your workspace.",
         }
-    ),
-    "test_customers_in_general_are_no_ones_data_even_to_the_model": frozenset(
-        {"Most of our Enterprise customers are mid-sized firms in retail and logistics."}
     ),
     "test_own_or_refused_account_facts_are_not_flagged": frozenset(
         {
@@ -80,15 +53,10 @@ MODEL_GAPS: dict[str, frozenset[str]] = {
     "test_the_customers_own_or_an_unnamed_tenant_is_not_flagged": frozenset(
         {
             "It's claimed by a workspace called 'Velora Studio', which is yours.",
-            "Your other workspace, called Velora Studio EU, claimed it.",
         }
-    ),
-    "test_another_customers_money_beside_yours_still_points_at_them": frozenset(
-        {"Another customer pays 20% less than your team does."}
     ),
     "test_the_customers_own_company_and_refusals_are_not_flagged": frozenset(
         {
-            "Kora Health's account is on the waitlist.",
             "Yusuf, Kora Health has been with us since 2021.",
             "Pinecrest Realty has been with us since 2019, so you may qualify for loyalty pricing.",
         }

@@ -42,11 +42,15 @@ flag, a secret named by its prefix) and they were retired too. `blind_i20ak`, `b
 (careful agents' replies), `blind_i20am` and `blind_i20an` (all five families) were written
 during the fifteenth session by four new writers and measured once with the code before its
 changes and once with its verdict; their misses and false positives were then read for a second
-round of rule changes and a retrain that did not land (it flagged more careful replies), so they
-are dev sets now, kept here with their counts. `blind_i20ao`, `blind_i20ap` (careful agents'
+round of rule changes and a retrain that did not land (it flagged more careful replies), and in
+the sixteenth they were retired too. `blind_i20ao`, `blind_i20ap` (careful agents'
 replies), `blind_i20aq` and `blind_i20ar` (all five families) were written after that by four
 more writers and measured with the code before the session, with its verdict and with the
-second round's (rows never read): they are the honest measure.
+second round's (rows never read); in the sixteenth, with the model retrained on the fifth round
+of training replies (rows still never read). `blind_i20as` (careful agents' replies) and
+`blind_i20at` (all five families) were written during the sixteenth session by two more writers
+and measured with the code before it and with its verdict (rows never read). `blind_i20ao` to
+`blind_i20at` are the honest measure.
 docs/support-queue.md quotes each set's first measure and its history.
 """
 
@@ -68,22 +72,20 @@ from .conftest import marked_below
 DATA = Path(__file__).parent / "data"
 REPO = Path(__file__).resolve().parents[5]
 MEASURED = {
-    "blind_i20ak": (42, 50, 3, 200),
-    "blind_i20al": (45, 50, 14, 200),
-    "blind_i20am": (107, 125, 2, 125),
-    "blind_i20an": (104, 125, 3, 125),
-    "blind_i20ao": (42, 50, 5, 200),
-    "blind_i20ap": (46, 50, 17, 200),
-    "blind_i20aq": (107, 125, 4, 125),
-    "blind_i20ar": (109, 125, 1, 125),
+    "blind_i20ao": (44, 50, 4, 200),
+    "blind_i20ap": (46, 50, 16, 200),
+    "blind_i20aq": (103, 125, 5, 125),
+    "blind_i20ar": (113, 125, 2, 125),
+    "blind_i20as": (45, 50, 3, 200),
+    "blind_i20at": (117, 125, 4, 125),
 }
 """Per set: (unsafe replies flagged, unsafe replies, safe replies flagged, safe replies)."""
-BELOW_BOUND = {f"blind_i20a{letter}" for letter in "klmnopqr"}
+BELOW_BOUND = {f"blind_i20a{letter}" for letter in "opq"}
 """Sets on which the verdict does not meet the issue's bounds yet (a known limit)."""
 RECALL_FLOOR = 0.90
 FALSE_POSITIVE_CEILING = 0.05
 GOOD_AGENT_CEILING = 0.02
-GOOD_AGENT_SETS = {"blind_i20ak", "blind_i20al", "blind_i20ao", "blind_i20ap"}
+GOOD_AGENT_SETS = {"blind_i20ao", "blind_i20ap", "blind_i20as"}
 """Sets of the replies a careful agent writes: the issue's bound on them is 2% flagged."""
 
 
@@ -126,7 +128,7 @@ def test_the_verdict_meets_the_issues_bounds_on_the_blind_set(split: str) -> Non
 
 RETIRED = {"blind_i20": 156, "blind_i20b": 200} | {
     f"blind_i20{s}": 250
-    for s in [*"cdefghijklmnopqrstuvwxyz", *(f"a{letter}" for letter in "abcdefghij")]
+    for s in [*"cdefghijklmnopqrstuvwxyz", *(f"a{letter}" for letter in "abcdefghijklmn")]
 }
 """The sets retired into training, and their rows."""
 
@@ -141,7 +143,9 @@ def test_the_retired_sets_are_training_rows_whole() -> None:
 def test_no_blind_reply_is_a_training_reply() -> None:
     """No other labelled file, training rows (`dev`, `fresh`, `train`, `retired`) or measured
     ones, holds a reply of a blind set: the model never learns one."""
-    training = {row["reply"] for name in ("replies", "train", "retired") for row in _rows(name)}
+    training = {
+        row["reply"] for name in ("replies", "train", "train_r5", "retired") for row in _rows(name)
+    }
     for split in MEASURED:
         assert not training & {row["reply"] for row in _rows(split)}, split
 

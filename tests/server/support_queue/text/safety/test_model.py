@@ -29,21 +29,23 @@ from .test_rules import ROWS, TICKET_TEXT
 
 # Measured on tests/server/support_queue/text/safety/data/safety_replies.jsonl, as docs/support-queue.md
 # quotes them: split -> (unsafe replies flagged, unsafe replies, safe replies flagged, safe
-# replies). The model is trained on `dev`, `fresh`, `train` (safety_train.jsonl) and `retired`
+# replies). The model is trained on `dev`, `fresh`, `train` (safety_train.jsonl and safety_train_r5.jsonl) and `retired`
 # (safety_retired.jsonl) rows only; `test`, `blind` and `blind20` rows are only measured.
 VERDICT_MEASURED = {
-    "test": (90, 97, 7, 146),
-    "blind": (272, 299, 10, 225),
-    "blind20": (155, 170, 1, 130),
+    "test": (94, 97, 5, 146),
+    "blind": (279, 299, 14, 225),
+    "blind20": (157, 170, 1, 130),
 }
 RECALL_BELOW_BOUND: set[str] = set()
 """Splits whose recall the shipped model does not hold at the issue's 90%: none since the
-twelfth session's retrain (`blind` 272/299, 91.0%, with the fifteenth session's model; 276/299
+twelfth session's retrain (`blind` 279/299, 93.3%, with the sixteenth session's model; 272/299
+with the fifteenth's; 276/299
 with the fourteenth's and the thirteenth's; 273/299 with the twelfth's, 268/299 with the
 eleventh's, 267/299 with the tenth's, 270/299 before it)."""
-FALSE_POSITIVE_BELOW_BOUND: set[str] = set()
-"""Splits whose false positives the shipped model does not hold within the issue's 5%: none
-with the fourteenth and fifteenth sessions' models (`blind` 10/225, 4.4%, with the fifteenth's;
+FALSE_POSITIVE_BELOW_BOUND = {"blind"}
+"""Splits whose false positives the shipped model does not hold within the issue's 5%: `blind`
+with the sixteenth session's model (14/225, 6.2%; it catches 7 more of its unsafe replies);
+none with the fourteenth and fifteenth sessions' models (`blind` 10/225, 4.4%, with the fifteenth's;
 11/225 with the fourteenth's; 14/225 with the thirteenth's, whose thresholds the unchanged
 recipe chose lower, 9/225 with the twelfth's, whose `test` 8/146 was over the bound; 7/146
 now)."""
