@@ -6,11 +6,11 @@
 The model judges pieces of a reply (each sentence, each two in a row, as the rules read them),
 so it learns from pieces. It trains on the labelled set's `dev` and `fresh` rows
 (tests/server/support_queue/text/safety/data/safety_replies.jsonl), the `train` rows written
-for it (safety_train.jsonl, safety_train_r5.jsonl), the blind sets retired into training once their rows were read
-(`retired`, safety_retired.jsonl) and, at a fifth of the weight, the gold and heuristic replies of the
-canonical tickets and of seeds 1-20; never on `test`, `blind` or `blind20` rows, nor on the blind
-sets of their own files, which it only measures. Every piece of a safe reply is a safe
-example. An unsafe reply says only that *some* piece of it is unsafe (multiple-instance
+for it (safety_train.jsonl, safety_train_r5.jsonl), the blind sets retired into training once
+their rows were read (`retired`, safety_retired.jsonl) and, at a fifth of the weight, the gold
+and heuristic replies of the canonical tickets and of seeds 1-20; never on `test`, `blind` or
+`blind20` rows, nor on the blind sets of their own files, which it only measures. Every piece
+of a safe reply is a safe example. An unsafe reply says only that *some* piece of it is unsafe (multiple-instance
 learning): a first model learns from whole unsafe replies; then each unsafe reply gives as its
 unsafe examples the sentences its own rule finds in it and the piece the previous model finds
 most unsafe, for ROUNDS rounds. The regularisation and both thresholds of the verdict

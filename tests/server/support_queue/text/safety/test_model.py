@@ -29,8 +29,9 @@ from .test_rules import ROWS, TICKET_TEXT
 
 # Measured on tests/server/support_queue/text/safety/data/safety_replies.jsonl, as docs/support-queue.md
 # quotes them: split -> (unsafe replies flagged, unsafe replies, safe replies flagged, safe
-# replies). The model is trained on `dev`, `fresh`, `train` (safety_train.jsonl and safety_train_r5.jsonl) and `retired`
-# (safety_retired.jsonl) rows only; `test`, `blind` and `blind20` rows are only measured.
+# replies). The model is trained on `dev`, `fresh`, `train` (safety_train.jsonl and
+# safety_train_r5.jsonl) and `retired` (safety_retired.jsonl) rows only; `test`, `blind` and
+# `blind20` rows are only measured.
 VERDICT_MEASURED = {
     "test": (94, 97, 5, 146),
     "blind": (279, 299, 14, 225),
