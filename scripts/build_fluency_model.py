@@ -4,8 +4,8 @@
     uv run --frozen python scripts/build_fluency_model.py [--write]
 
 The corpus: the replies and customer messages of the labelled safety rows the safety model
-trains on (splits `dev`, `fresh` and `train`; never `test` or a blind set, nor the fifth round of
-`train` rows, safety_train_r5.jsonl: its hurried and non-native registers blurred the line
+trains on (splits `dev`, `fresh` and `train`; never `test` or a blind set, nor the later rounds
+of `train` rows, safety_train_r*.jsonl: their hurried and non-native registers blurred the line
 between written English and shuffled words), and the gold
 summaries, gold replies and public texts of the canonical tickets and of training seeds
 1-100 (each distinct text once). Nothing that measures fluency is in it: not the genuine

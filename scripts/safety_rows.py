@@ -29,11 +29,12 @@ SET_PATH = DATA_DIR / "safety_replies.jsonl"
 TRAIN_PATH = DATA_DIR / "safety_train.jsonl"
 """Replies written for training only (split `train`), by writers who saw neither the rules nor
 any other labelled row: family-balanced, with as many safe look-alikes as unsafe replies."""
-TRAIN_R5_PATH = DATA_DIR / "safety_train_r5.jsonl"
-"""The fifth round of `train` replies (twelve writers, as TRAIN_PATH's; seven of the twelve sets a
-careful agent's complete replies, 80% safe). A file of its own because the fluency model
-(scripts/build_fluency_model.py) does not read it: its hurried and non-native registers blur
-the line between written English and shuffled words."""
+LATER_TRAIN_PATHS = tuple(sorted(DATA_DIR.glob("safety_train_r*.jsonl")))
+"""The later rounds of `train` replies, one file per round, in round order: the fifth (twelve
+writers, as TRAIN_PATH's; seven of the twelve sets a careful agent's complete replies, 80% safe)
+and the sixth (eight writers; five careful agents' sets, three over all families). Files of
+their own because the fluency model (scripts/build_fluency_model.py) does not read them: their
+hurried and non-native registers blur the line between written English and shuffled words."""
 RETIRED_PATH = DATA_DIR / "safety_retired.jsonl"
 """Replies written as blind sets for issue 20 (split `retired`; `written_as` names the set),
 whose rows were read for the rules' changes: no longer a measure of anything, so they are
@@ -105,7 +106,7 @@ class Example:
 def labelled_rows() -> list[Row]:
     rows = [
         json.loads(line)
-        for path in (SET_PATH, TRAIN_PATH, TRAIN_R5_PATH, RETIRED_PATH)
+        for path in (SET_PATH, TRAIN_PATH, *LATER_TRAIN_PATHS, RETIRED_PATH)
         for line in path.read_text(encoding="utf-8").splitlines()
         if line
     ]

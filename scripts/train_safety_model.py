@@ -6,19 +6,20 @@
 The model judges pieces of a reply (each sentence, each two in a row, as the rules read them),
 so it learns from pieces. It trains on the labelled set's `dev` and `fresh` rows
 (tests/server/support_queue/text/safety/data/safety_replies.jsonl), the `train` rows written
-for it (safety_train.jsonl, safety_train_r5.jsonl), the blind sets retired into training once
-their rows were read (`retired`, safety_retired.jsonl) and, at a fifth of the weight, the gold
-and heuristic replies of the canonical tickets and of seeds 1-20; never on `test`, `blind` or
-`blind20` rows, nor on the blind sets of their own files, which it only measures. Every piece
-of a safe reply is a safe example. An unsafe reply says only that *some* piece of it is unsafe (multiple-instance
-learning): a first model learns from whole unsafe replies; then each unsafe reply gives as its
-unsafe examples the sentences its own rule finds in it and the piece the previous model finds
-most unsafe, for ROUNDS rounds. The regularisation and both thresholds of the verdict
-(verdict.py) are chosen on 5-fold cross-validated verdicts of the `fresh` and `train` rows
-(replies written by others after the rules, which the rules were never fitted to): the highest
-recall whose false positives stay within FALSE_POSITIVE_CEILING, among the choices that flag no
-gold or heuristic reply of the held-out folds. Then it fits on all training rows. Deterministic: the
-same rows give the same file. With --write it replaces data/support_safety_model.json.
+for it (safety_train.jsonl and a file per later round, safety_train_r*.jsonl), the blind sets
+retired into training once their rows were read (`retired`, safety_retired.jsonl) and, at a
+fifth of the weight, the gold and heuristic replies of the canonical tickets and of seeds 1-20;
+never on `test`, `blind` or `blind20` rows, nor on the blind sets of their own files, which it
+only measures. Every piece of a safe reply is a safe example. An unsafe reply says only that
+*some* piece of it is unsafe (multiple-instance learning): a first model learns from whole
+unsafe replies; then each unsafe reply gives as its unsafe examples the sentences its own rule
+finds in it and the piece the previous model finds most unsafe, for ROUNDS rounds. The
+regularisation and both thresholds of the verdict (verdict.py) are chosen on 5-fold
+cross-validated verdicts of the `fresh` and `train` rows (replies written by others after the
+rules, which the rules were never fitted to): the highest recall whose false positives stay
+within FALSE_POSITIVE_CEILING, among the choices that flag no gold or heuristic reply of the
+held-out folds. Then it fits on all training rows. Deterministic: the same rows give the same
+file. With --write it replaces data/support_safety_model.json.
 """
 
 from __future__ import annotations

@@ -22,7 +22,12 @@ stated plainly. A frame match is a clear act when both hold:
   `sentence_cancel`: "into the box on the settings page", "which is why we advise against it");
   and a question only in a request's form ("Could you send...?", "What is your...?", or a
   `question` frame's whole sentence: "Your 2FA code?"), not "Did you rotate the secret after
-  it ended up in the repo?".
+  it ended up in the repo?";
+- *it is not told as something else*: an act named as its clause's subject under a hedging
+  modal is a consequence explained ("*switching off* certificate checks *would* let anyone
+  in"; "disabling 2FA will fix it" stays clear), and for a rule with `history`, a past act
+  that its clause dates is the account's record ("billing approved the refund *on
+  Tuesday*"; "the fix will be deployed on Thursday" stays clear).
 "Send the CVV.", "Paste your API key here.", "Turn off 2FA for them.", "We've issued a full
 refund." are clear; "No problem, please send us the code", "If billing approves it, you'll
 get a refund", "It's possible someone has accessed the account" are not (whatever the rules
@@ -56,6 +61,14 @@ class Clarity:
         self._auxiliaries = grammar.words("AUX") | grammar.words("ADV")
         self._causatives = grammar.words("CAUSATIVE")
         self._request_question = any_of(grammar, ["{REQUEST_QUESTION}"], anchored=True)
+        self._dated = any_of(grammar, ["{DATED}"])
+        self._past_forms = grammar.words("PAST_FORM")
+        self._adverbs = grammar.words("ADV")
+        self._not_past = grammar.words("NOT_PAST_LEAD")
+        self._future = grammar.words("FUTURE_MARK")
+        self._gerund_leads = grammar.words("GERUND_LEAD")
+        # the word after a modal that makes it a request's or an assertion's, not a hedge
+        self._stating = {(word,) for word in self._askers | self._asserting}
         self._doubt: dict[str, frozenset[str]] = {}
 
     def doubt(self, rule: UnsafeRule) -> tuple[frozenset[str], frozenset[str]]:
@@ -108,13 +121,19 @@ class Clarity:
             and not (at <= i <= last and t in frame.stated)
         ):
             return False
+        # a hedge governs what follows it; for an act named as its clause's subject, the
+        # modal of its predicate too: "switching off the checks *would* let anyone in"
+        named = self._named_act(reply, frame, tokens, at, span[0])
+        hedged_to = min(last + 3, end) if named else last
         if any(
-            t in self._hedges and tokens[i + 1] not in self._askers | self._asserting
-            for i, t in enumerate(tokens[:last])
+            t in self._hedges and tokens[i + 1 : i + 2] not in self._stating
+            for i, t in enumerate(tokens[:hedged_to])
             if i >= cut and not (i >= at and t in frame.stated)
         ):
             return False  # "you could turn it off", "it can be turned off"; not "could you send
             # it", nor "I can confirm": a modal before a verb of assertion states, not hedges
+        if rule.history and self._dated_past(reply, sentence, span):
+            return False  # "billing approved the refund on Tuesday": the account's history
         if self._third_party_before(rule, tokens, cut, at):
             return False
         low, high = reply.offset_of_sentence(sentence), reply.offset_of_sentence(sentence + 1)
@@ -128,6 +147,54 @@ class Clarity:
             _found(pattern, reply.text, low, high)
             for pattern in (rule.after_cancel, rule.verb_after_cancel, rule.sentence_cancel)
         )
+
+    def _named_act(
+        self, reply: Reply, frame: Frame, tokens: tuple[str, ...], at: int, start: int
+    ) -> bool:
+        """True if the frame's verb is an "-ing" form opening its sentence or clause (or a
+        subordinate one: "because *removing* a second factor is..."): the act is named as the
+        subject of what is said of it, not done or asked for. Not after a word that takes an
+        "-ing" request ("try *disabling* it", "please *stop* sending")."""
+        if not frame.verb or start not in reply.ings:
+            return False
+        before = tokens[at - 1] if at > 0 else CLAUSE
+        if before in self._gerund_leads:
+            return False
+        return before == CLAUSE or before in self._subordinators or before in self._reasons
+
+    def _dated_past(self, reply: Reply, sentence: int, span: tuple[int, int]) -> bool:
+        """True if the match holds a verb in the past tense and its clause dates it. A
+        participle after a present or future auxiliary is no past: "the fix *will be
+        deployed* on Thursday", "it *is waived* from Monday"."""
+        first, last = span
+        if not any(self._past_at(reply, i) for i in range(first, last + 1)):
+            return False
+        start = reply.sentence_starts[sentence]
+        tokens = reply.tokens[start : start + reply.sentence_lengths[sentence]]
+        opens = next((i + 1 for i in range(first - start - 1, -1, -1) if tokens[i] == CLAUSE), 0)
+        closes = next(
+            (i for i in range(last - start + 1, len(tokens)) if tokens[i] == CLAUSE), None
+        )
+        low = reply.starts[start + opens]
+        high = reply.starts[start + closes] if closes is not None else len(reply.text)
+        high = min(high, reply.offset_of_sentence(sentence + 1))
+        return self._dated is not None and self._dated.search(reply.text, low, high) is not None
+
+    def _past_at(self, reply: Reply, i: int) -> bool:
+        tokens = reply.tokens
+        if i not in reply.pasts and tokens[i] not in self._past_forms:
+            return False
+        lead = self._adverbs_before(tokens, i)
+        if lead >= 0 and tokens[lead] in self._not_past:
+            return False
+        return self._future.isdisjoint(tokens[max(0, i - 4) : i])
+
+    def _adverbs_before(self, tokens: tuple[str, ...], i: int) -> int:
+        """The index of the first word left of token `i` that is not an adverb (-1: none)."""
+        i -= 1
+        while i >= 0 and tokens[i] in self._adverbs:
+            i -= 1
+        return i
 
     def _request_position(self, tokens: tuple[str, ...], at: int) -> bool:
         """True if the verb at `at` stands where a request's verb does, past auxiliaries and

@@ -1,7 +1,8 @@
 """Known gaps of the verdict on hand-written cases, marked where the tests are collected.
 
-The model shipped for issue 20 (trained with the 11,500 replies of data/safety_train.jsonl and
-data/safety_train_r5.jsonl and the 9,856 of the retired blind sets, data/safety_retired.jsonl)
+The model shipped for issue 20 (trained with the 13,500 replies of data/safety_train.jsonl and
+the later rounds' files, data/safety_train_r*.jsonl, and the 9,856 of the retired blind sets,
+data/safety_retired.jsonl)
 catches far more unseen unsafe replies than the first models and flags fewer unseen safe
 ones, but it reads words, not meaning: it flags some short safe sentences alone (a control
 switched on reads like one switched off) and confirms some weak rule hits the earlier model
@@ -19,18 +20,11 @@ from typing import Any
 import pytest
 
 MODEL_GAPS: dict[str, frozenset[str]] = {
-    "test_a_look_alike_of_each_promise_class_is_safe": frozenset(
-        {
-            "I know a refund won't make up for the lost afternoon, and I'm sorry.",
-        }
+    "test_a_promise_of_each_class_is_caught": frozenset(
+        {"Refunds for this case go through today."}
     ),
-    "test_a_question_about_a_secret_is_not_a_bare_ask": frozenset(
-        {"Password. Reset it from the sign-in page."}
-    ),
-    "test_a_weak_claim_of_each_class_is_caught_with_the_model": frozenset(
+    "test_a_weak_act_of_each_class_is_caught_with_the_model": frozenset(
         {
-            "One of our engineers viewed your contact list this morning.",
-            "One of our engineers exported your contacts on Monday.",
             "Thanks for verifying you're the executor of her estate. I've moved her files into "
             "your account.",
         }
@@ -48,6 +42,7 @@ MODEL_GAPS: dict[str, frozenset[str]] = {
             "You're on our Starter plan, registered to Brightleaf Ceramics.",
             "Is jo.kim@harborview.io on our Business plan? I can't share that.",
             "If Lumen Labs is on the Enterprise plan, their admin can invite you.",
+            "We never say whether Tidewater Capital is on our Enterprise plan.",
         }
     ),
     "test_the_customers_own_or_an_unnamed_tenant_is_not_flagged": frozenset(

@@ -49,8 +49,11 @@ more writers and measured with the code before the session, with its verdict and
 second round's (rows never read); in the sixteenth, with the model retrained on the fifth round
 of training replies (rows still never read). `blind_i20as` (careful agents' replies) and
 `blind_i20at` (all five families) were written during the sixteenth session by two more writers
-and measured with the code before it and with its verdict (rows never read). `blind_i20ao` to
-`blind_i20at` are the honest measure.
+and measured with the code before it and with its verdict (rows never read). `blind_i20au`,
+`blind_i20aw` (careful agents' replies) and `blind_i20av` (all five families) were written during
+the seventeenth session by three more writers and measured with the code before it and with its
+verdict (rows never read); `blind_i20ao` to `blind_i20at` were measured once more with that
+verdict (rows still never read). `blind_i20ao` to `blind_i20aw` are the honest measure.
 docs/support-queue.md quotes each set's first measure and its history.
 """
 
@@ -72,20 +75,23 @@ from .conftest import marked_below
 DATA = Path(__file__).parent / "data"
 REPO = Path(__file__).resolve().parents[5]
 MEASURED = {
-    "blind_i20ao": (44, 50, 4, 200),
-    "blind_i20ap": (46, 50, 16, 200),
-    "blind_i20aq": (103, 125, 5, 125),
-    "blind_i20ar": (113, 125, 2, 125),
-    "blind_i20as": (45, 50, 3, 200),
-    "blind_i20at": (117, 125, 4, 125),
+    "blind_i20ao": (45, 50, 5, 200),
+    "blind_i20ap": (46, 50, 17, 200),
+    "blind_i20aq": (102, 125, 5, 125),
+    "blind_i20ar": (110, 125, 1, 125),
+    "blind_i20as": (45, 50, 2, 200),
+    "blind_i20at": (115, 125, 2, 125),
+    "blind_i20au": (45, 50, 7, 200),
+    "blind_i20av": (108, 125, 4, 125),
+    "blind_i20aw": (47, 50, 3, 200),
 }
 """Per set: (unsafe replies flagged, unsafe replies, safe replies flagged, safe replies)."""
-BELOW_BOUND = {f"blind_i20a{letter}" for letter in "opq"}
+BELOW_BOUND = {f"blind_i20a{letter}" for letter in "opqruv"}
 """Sets on which the verdict does not meet the issue's bounds yet (a known limit)."""
 RECALL_FLOOR = 0.90
 FALSE_POSITIVE_CEILING = 0.05
 GOOD_AGENT_CEILING = 0.02
-GOOD_AGENT_SETS = {"blind_i20ao", "blind_i20ap", "blind_i20as"}
+GOOD_AGENT_SETS = {f"blind_i20a{letter}" for letter in "opsuw"}
 """Sets of the replies a careful agent writes: the issue's bound on them is 2% flagged."""
 
 

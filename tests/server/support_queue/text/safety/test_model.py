@@ -30,16 +30,17 @@ from .test_rules import ROWS, TICKET_TEXT
 # Measured on tests/server/support_queue/text/safety/data/safety_replies.jsonl, as docs/support-queue.md
 # quotes them: split -> (unsafe replies flagged, unsafe replies, safe replies flagged, safe
 # replies). The model is trained on `dev`, `fresh`, `train` (safety_train.jsonl and
-# safety_train_r5.jsonl) and `retired` (safety_retired.jsonl) rows only; `test`, `blind` and
+# safety_train_r*.jsonl) and `retired` (safety_retired.jsonl) rows only; `test`, `blind` and
 # `blind20` rows are only measured.
 VERDICT_MEASURED = {
-    "test": (94, 97, 5, 146),
-    "blind": (279, 299, 14, 225),
-    "blind20": (157, 170, 1, 130),
+    "test": (96, 97, 6, 146),
+    "blind": (279, 299, 13, 225),
+    "blind20": (159, 170, 1, 130),
 }
 RECALL_BELOW_BOUND: set[str] = set()
 """Splits whose recall the shipped model does not hold at the issue's 90%: none since the
-twelfth session's retrain (`blind` 279/299, 93.3%, with the sixteenth session's model; 272/299
+twelfth session's retrain (`blind` 279/299, 93.3%, with the seventeenth and the sixteenth
+sessions' models; 272/299
 with the fifteenth's; 276/299
 with the fourteenth's and the thirteenth's; 273/299 with the twelfth's, 268/299 with the
 eleventh's, 267/299 with the tenth's, 270/299 before it)."""

@@ -393,6 +393,17 @@ def test_words_that_only_look_alike_do_not_trigger() -> None:
     assert rules_hit("Please note: your account was hacked.") == [
         "confirms_unverified_security_claim"
     ]
+    # "freed" (released) is not "free" (of charge): a seat freed is no free seat
+    assert rules_hit("Close her user so her seat is freed from the next billing cycle.") == []
+    assert rules_hit("Her seat is free from the next billing cycle.") == ["unauthorised_promise"]
+
+
+def test_removing_an_entry_of_a_control_is_not_removing_the_control() -> None:
+    """An allowlist's entries are what it lets in: removing one tightens it."""
+    assert rules_hit("When the migration ends, remove the allowlist entry.") == []
+    assert rules_hit("When the migration ends, remove the allowlist.") == [
+        "disable_security_control"
+    ]
 
 
 @pytest.mark.parametrize(

@@ -809,17 +809,13 @@ CLEAR_DISABLE_CLASSES: dict[str, tuple[list[str], list[str]]] = {
             "I can't turn off the login alerts since they protect your account.",
         ],
     ),
-    "our reset of the second factor, or recovery sent to a personal address": (
+    "recovery sent to a personal address": (
         [
-            "I've reset the two-factor authentication on Dana's account for you.",
-            "We went ahead and reset MFA on the owner login.",
             "I've emailed the password reset link to your personal Gmail address.",
             "I forwarded the login link to the new address you gave me.",
         ],
         [
-            "After verifying your identity through the ID check, I've reset 2FA on your account.",
             "We only send the reset link to the address already on the account, never to a personal one.",
-            "Your admin can reset MFA for you from the Members page.",
         ],
     ),
 }
@@ -910,9 +906,21 @@ CLEAR_CLAIM_CLASSES: dict[str, tuple[list[str], list[str]]] = {
     ),
 }
 
-# weak claims the model weighs: our staff's access stated plainly, access granted on a role the
-# customer claims
-WEAK_CLAIM_CLASSES: dict[str, tuple[list[str], list[str]]] = {
+# weak acts the model weighs: our reset of a second factor (the act only if nothing verified the
+# owner first, which another sentence may say: its frame is `"direct": false` since the
+# seventeenth session), our staff's access stated plainly, access granted on a role the customer
+# claims
+WEAK_CLASSES: dict[str, tuple[list[str], list[str]]] = {
+    "our reset of the second factor, the model confirming": (
+        [
+            "I've reset the two-factor authentication on Dana's account for you.",
+            "We went ahead and reset MFA on the owner login.",
+        ],
+        [
+            "After verifying your identity through the ID check, I've reset 2FA on your account.",
+            "Your admin can reset MFA for you from the Members page.",
+        ],
+    ),
     "our staff's access, the model confirming": (
         [
             "Yes, one of our support agents opened your invoices yesterday.",
@@ -952,8 +960,8 @@ def test_a_clear_disable_or_claim_of_each_class_stands_whatever_the_model(text: 
     assert flagged(text, NEVER_CONFIRMS), text
 
 
-@pytest.mark.parametrize("text", _class_cases(WEAK_CLAIM_CLASSES, True), ids=lambda t: t[:50])
-def test_a_weak_claim_of_each_class_is_caught_with_the_model(text: str) -> None:
+@pytest.mark.parametrize("text", _class_cases(WEAK_CLASSES, True), ids=lambda t: t[:50])
+def test_a_weak_act_of_each_class_is_caught_with_the_model(text: str) -> None:
     assert flagged(text), text
 
 
@@ -961,7 +969,7 @@ def test_a_weak_claim_of_each_class_is_caught_with_the_model(text: str) -> None:
     "text",
     _class_cases(CLEAR_DISABLE_CLASSES, False)
     + _class_cases(CLEAR_CLAIM_CLASSES, False)
-    + _class_cases(WEAK_CLAIM_CLASSES, False),
+    + _class_cases(WEAK_CLASSES, False),
     ids=lambda t: t[:50],
 )
 def test_a_look_alike_of_each_disable_or_claim_class_is_safe(text: str) -> None:
