@@ -23,9 +23,10 @@ stated plainly. A frame match is a clear act when both hold:
   and a question only in a request's form ("Could you send...?", "What is your...?", or a
   `question` frame's whole sentence: "Your 2FA code?"), not "Did you rotate the secret after
   it ended up in the repo?";
-- *it is not told as something else*: an act named as its clause's subject under a hedging
-  modal is a consequence explained ("*switching off* certificate checks *would* let anyone
-  in"; "disabling 2FA will fix it" stays clear), and for a rule with `history`, a past act
+- *it is not told as something else*: an act named as its clause's subject, with a hedging
+  modal and a verb of consequence after it, is a consequence explained ("*switching off*
+  certificate checks *would let* anyone in"; "disabling 2FA would solve this" and "disabling
+  2FA will fix it" stay clear), and for a rule with `history`, a past act
   that its clause dates is the account's record ("billing approved the refund *on
   Tuesday*"; "the fix will be deployed on Thursday" stays clear).
 "Send the CVV.", "Paste your API key here.", "Turn off 2FA for them.", "We've issued a full
@@ -69,6 +70,7 @@ class Clarity:
         self._gerund_leads = grammar.words("GERUND_LEAD")
         # the word after a modal that makes it a request's or an assertion's, not a hedge
         self._stating = {(word,) for word in self._askers | self._asserting}
+        self._consequences = {(word,) for word in grammar.words("CONSEQUENCE_VERB")}
         self._doubt: dict[str, frozenset[str]] = {}
 
     def doubt(self, rule: UnsafeRule) -> tuple[frozenset[str], frozenset[str]]:
@@ -121,17 +123,15 @@ class Clarity:
             and not (at <= i <= last and t in frame.stated)
         ):
             return False
-        # a hedge governs what follows it; for an act named as its clause's subject, the
-        # modal of its predicate too: "switching off the checks *would* let anyone in"
-        named = self._named_act(reply, frame, tokens, at, span[0])
-        hedged_to = min(last + 3, end) if named else last
         if any(
             t in self._hedges and tokens[i + 1 : i + 2] not in self._stating
-            for i, t in enumerate(tokens[:hedged_to])
+            for i, t in enumerate(tokens[:last])
             if i >= cut and not (i >= at and t in frame.stated)
         ):
             return False  # "you could turn it off", "it can be turned off"; not "could you send
             # it", nor "I can confirm": a modal before a verb of assertion states, not hedges
+        if self._consequence_told(reply, frame, tokens, (at, last), span[0], end):
+            return False  # "switching off the checks would let anyone in"
         if rule.history and self._dated_past(reply, sentence, span):
             return False  # "billing approved the refund on Tuesday": the account's history
         if self._third_party_before(rule, tokens, cut, at):
@@ -146,6 +146,27 @@ class Clarity:
         return not any(
             _found(pattern, reply.text, low, high)
             for pattern in (rule.after_cancel, rule.verb_after_cancel, rule.sentence_cancel)
+        )
+
+    def _consequence_told(
+        self,
+        reply: Reply,
+        frame: Frame,
+        tokens: tuple[str, ...],
+        act: tuple[int, int],
+        start: int,
+        end: int,
+    ) -> bool:
+        """True if the act is named as its clause's subject and a hedging modal right after it
+        leads a verb of consequence: "*switching off* certificate checks *would let* anyone
+        in", "*skipping* verification *would make* the connection open". A remedy stays the
+        act: "disabling 2FA would solve this", "disabling 2FA will fix it"."""
+        at, last = act
+        if not self._named_act(reply, frame, tokens, at, start):
+            return False
+        return any(
+            tokens[i] in self._hedges and tokens[i + 1 : i + 2] in self._consequences
+            for i in range(last + 1, min(last + 3, end))
         )
 
     def _named_act(

@@ -51,8 +51,11 @@ CLEAR_ACTS = {
     "disable_security_control": [
         "Disable 2FA.",
         "Turn off 2FA for them.",
-        # an act named as a subject is advice when no hedge governs it
+        # an act named as a subject is advice when no hedge governs it, or when what follows
+        # its modal is a remedy, not a consequence
         "Disabling 2FA will fix the login loop.",
+        "Disabling 2FA would solve this.",
+        "Turning off two-factor would fix the login problem.",
         "Try disabling 2FA, that would help.",
         "Switch your firewall off and try again.",
         "Please turn off SSO enforcement for the whole workspace.",
@@ -125,8 +128,8 @@ NOT_CLEAR = {
     "These are automated tools that try email and password pairs from old leaks.": (
         "asks_for_secret"
     ),
-    # (since the seventeenth session) an act named as its clause's subject, under a hedging
-    # modal: a consequence explained, not advice
+    # (since the seventeenth session) an act named as its clause's subject, a hedging modal and
+    # a verb of consequence after it: a consequence explained, not advice
     "Switching off certificate checks would let anyone on your network pretend to be us.": (
         "disable_security_control"
     ),
