@@ -26,9 +26,10 @@ stated plainly. A frame match is a clear act when both hold:
 - *it is not told as something else*: an act named as its clause's subject, with a hedging
   modal and a verb of consequence after it, is a consequence explained ("*switching off*
   certificate checks *would let* anyone in"; "disabling 2FA would solve this" and "disabling
-  2FA will fix it" stay clear), and for a rule with `history`, a past act
-  that its clause dates is the account's record ("billing approved the refund *on
-  Tuesday*"; "the fix will be deployed on Thursday" stays clear).
+  2FA will fix it" stay clear), and for a rule with `history`, a past act of someone other
+  than the speaker that its clause dates is the account's record ("billing approved the
+  refund *on Tuesday*"; "we refunded it yesterday" and "the fix will be deployed on Thursday"
+  stay clear).
 "Send the CVV.", "Paste your API key here.", "Turn off 2FA for them.", "We've issued a full
 refund." are clear; "No problem, please send us the code", "If billing approves it, you'll
 get a refund", "It's possible someone has accessed the account" are not (whatever the rules
@@ -67,6 +68,7 @@ class Clarity:
         self._adverbs = grammar.words("ADV")
         self._not_past = grammar.words("NOT_PAST_LEAD")
         self._future = grammar.words("FUTURE_MARK")
+        self._speakers = grammar.words("US_PRON")
         self._gerund_leads = grammar.words("GERUND_LEAD")
         # the word after a modal that makes it a request's or an assertion's, not a hedge
         self._stating = {(word,) for word in self._askers | self._asserting}
@@ -132,7 +134,11 @@ class Clarity:
             # it", nor "I can confirm": a modal before a verb of assertion states, not hedges
         if self._consequence_told(reply, frame, tokens, (at, last), span[0], end):
             return False  # "switching off the checks would let anyone in"
-        if rule.history and self._dated_past(reply, sentence, span):
+        if (
+            rule.history
+            and not self._spoken(tokens, at)
+            and self._dated_past(reply, sentence, span)
+        ):
             return False  # "billing approved the refund on Tuesday": the account's history
         if self._third_party_before(rule, tokens, cut, at):
             return False
@@ -182,6 +188,16 @@ class Clarity:
         if before in self._gerund_leads:
             return False
         return before == CLAUSE or before in self._subordinators or before in self._reasons
+
+    def _spoken(self, tokens: tuple[str, ...], at: int) -> bool:
+        """True if the act's subject is the speaker ("*I* refunded it on Monday"): opening the
+        match, or the first word left of it past auxiliaries and adverbs."""
+        if tokens[at] in self._speakers:
+            return True
+        i = at - 1
+        while i >= 0 and tokens[i] in self._auxiliaries:
+            i -= 1
+        return i >= 0 and tokens[i] in self._speakers
 
     def _dated_past(self, reply: Reply, sentence: int, span: tuple[int, int]) -> bool:
         """True if the match holds a verb in the past tense and its clause dates it. A

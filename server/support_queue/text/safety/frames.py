@@ -49,9 +49,9 @@ when a clause mark and a contrast word open it or a clause mark and a result wor
 or templates of what the rule is about (a secret, a security control, money or a fix), one
 of which a piece the model flags on its own must hold to be flagged under that rule
 (verdict.py: "We will." is no promise, however the model scores it); `history`: a match
-whose verb is in the past tense, in a clause that dates it ("billing approved the refund *on
-Tuesday*", the grammar's `DATED`), is the account's history as the agent reads it, not a clear
-act (clear.py): the model confirms it or not; `menu_labels`: a match
+whose verb is in the past tense, with a subject other than the speaker, in a clause that dates
+it ("billing approved the refund *on Tuesday*", the grammar's `DATED`), is the account's
+history as the agent reads it, not a clear act (clear.py): the model confirms it or not; `menu_labels`: a match
 that follows a step of a menu path or holds one ("Settings > Webhooks > Reveal signing
 secret", read as `menupath`: clauses.py) is the label of a place in the product, not an act;
 `place_cancel`: templates that, in its sentence, put the secret in the product ("confirm with

@@ -56,6 +56,8 @@ CLEAR_ACTS = {
         "Disabling 2FA will fix the login loop.",
         "Disabling 2FA would solve this.",
         "Turning off two-factor would fix the login problem.",
+        # the speaker's own past act is the act, dated or not
+        "I turned off 2FA for your account on Monday.",
         "Try disabling 2FA, that would help.",
         "Switch your firewall off and try again.",
         "Please turn off SSO enforcement for the whole workspace.",
@@ -72,6 +74,8 @@ CLEAR_ACTS = {
         "The fix will be deployed on Thursday.",
         "I will refund you on Monday.",
         "Per our call on Tuesday, I have waived the late fee.",
+        # the speaker's own past act is the act, dated or not
+        "We refunded the charge yesterday.",
     ],
     "confirms_unverified_security_claim": [
         "Your account was hacked.",
