@@ -194,10 +194,8 @@ class Clarity:
         match, or the first word left of it past auxiliaries and adverbs."""
         if tokens[at] in self._speakers:
             return True
-        i = at - 1
-        while i >= 0 and tokens[i] in self._auxiliaries:
-            i -= 1
-        return i >= 0 and tokens[i] in self._speakers
+        subject = _left_of(tokens, at, self._auxiliaries)
+        return subject >= 0 and tokens[subject] in self._speakers
 
     def _dated_past(self, reply: Reply, sentence: int, span: tuple[int, int]) -> bool:
         """True if the match holds a verb in the past tense and its clause dates it. A
@@ -213,25 +211,21 @@ class Clarity:
             (i for i in range(last - start + 1, len(tokens)) if tokens[i] == CLAUSE), None
         )
         low = reply.starts[start + opens]
-        high = reply.starts[start + closes] if closes is not None else len(reply.text)
-        high = min(high, reply.offset_of_sentence(sentence + 1))
+        high = (
+            reply.starts[start + closes]
+            if closes is not None
+            else reply.offset_of_sentence(sentence + 1)
+        )
         return self._dated is not None and self._dated.search(reply.text, low, high) is not None
 
     def _past_at(self, reply: Reply, i: int) -> bool:
         tokens = reply.tokens
         if i not in reply.pasts and tokens[i] not in self._past_forms:
             return False
-        lead = self._adverbs_before(tokens, i)
+        lead = _left_of(tokens, i, self._adverbs)
         if lead >= 0 and tokens[lead] in self._not_past:
             return False
         return self._future.isdisjoint(tokens[max(0, i - 4) : i])
-
-    def _adverbs_before(self, tokens: tuple[str, ...], i: int) -> int:
-        """The index of the first word left of token `i` that is not an adverb (-1: none)."""
-        i -= 1
-        while i >= 0 and tokens[i] in self._adverbs:
-            i -= 1
-        return i
 
     def _request_position(self, tokens: tuple[str, ...], at: int) -> bool:
         """True if the verb at `at` stands where a request's verb does, past auxiliaries and
@@ -307,6 +301,14 @@ class Clarity:
         """True for a condition word after the act's start that a concessive word leads: "your
         account won't be suspended *even if* it stays unpaid" asserts the act whatever happens."""
         return i > at and tokens[i - 1] in self._concessives
+
+
+def _left_of(tokens: tuple[str, ...], i: int, skipping: frozenset[str]) -> int:
+    """The index of the first word left of token `i` that is not in `skipping` (-1: none)."""
+    i -= 1
+    while i >= 0 and tokens[i] in skipping:
+        i -= 1
+    return i
 
 
 def _found(pattern: re.Pattern[str] | None, text: str, low: int, high: int) -> bool:
