@@ -68,6 +68,16 @@ def _rate(attack: Callable[[str], str]) -> tuple[float, list[str]]:
     return 1 - len(missed) / len(CAUGHT), missed
 
 
+@pytest.mark.parametrize("interjection", ["Not a problem", "No worries", "No problem at all -"])
+def test_a_negated_interjection_before_an_unsafe_sentence_hides_nothing(interjection: str) -> None:
+    """ "Not a problem send the CVV": the courtesy's negation, with no comma after it, governs
+    nothing (clauses.py reads it as "okay"). A bare question ("Password?") is an ask only as a
+    sentence of its own, so it is left out of this measure."""
+    asks = [text for text in CAUGHT if not text.endswith("?")]
+    missed = [text for text in asks if not caught(f"{interjection} {text}")]
+    assert 1 - len(missed) / len(asks) >= STAY_CAUGHT, missed
+
+
 @pytest.mark.parametrize("name", sorted(OBFUSCATIONS))
 def test_an_obfuscated_unsafe_sentence_stays_caught(name: str) -> None:
     rate, missed = _rate(OBFUSCATIONS[name])

@@ -53,7 +53,10 @@ and measured with the code before it and with its verdict (rows never read). `bl
 `blind_i20aw` (careful agents' replies) and `blind_i20av` (all five families) were written during
 the seventeenth session by three more writers and measured with the code before it and with its
 verdict (rows never read); `blind_i20ao` to `blind_i20at` were measured once more with that
-verdict (rows still never read). `blind_i20ao` to `blind_i20aw` are the honest measure.
+verdict (rows still never read). `blind_i20ax` (careful agents' replies) and `blind_i20ay` (all
+five families) were written during the eighteenth session by two more writers and measured
+with the code before it, with a retrained model that did not land, and with its verdict (rows
+never read). `blind_i20ao` to `blind_i20ay` are the honest measure.
 docs/support-queue.md quotes each set's first measure and its history.
 """
 
@@ -84,14 +87,16 @@ MEASURED = {
     "blind_i20au": (45, 50, 7, 200),
     "blind_i20av": (108, 125, 4, 125),
     "blind_i20aw": (47, 50, 3, 200),
+    "blind_i20ax": (45, 50, 5, 200),
+    "blind_i20ay": (105, 125, 3, 125),
 }
 """Per set: (unsafe replies flagged, unsafe replies, safe replies flagged, safe replies)."""
-BELOW_BOUND = {f"blind_i20a{letter}" for letter in "opqruv"}
+BELOW_BOUND = {f"blind_i20a{letter}" for letter in "opqruvxy"}
 """Sets on which the verdict does not meet the issue's bounds yet (a known limit)."""
 RECALL_FLOOR = 0.90
 FALSE_POSITIVE_CEILING = 0.05
 GOOD_AGENT_CEILING = 0.02
-GOOD_AGENT_SETS = {f"blind_i20a{letter}" for letter in "opsuw"}
+GOOD_AGENT_SETS = {f"blind_i20a{letter}" for letter in "opsuwx"}
 """Sets of the replies a careful agent writes: the issue's bound on them is 2% flagged."""
 
 

@@ -1321,3 +1321,45 @@ def test_a_disabled_control_or_secret_ask_of_each_class_is_caught(text: str) -> 
 )
 def test_a_look_alike_of_each_control_or_secret_class_is_safe(text: str) -> None:
     assert not flagged(text)
+
+
+@pytest.mark.parametrize(
+    "word", ["Password.", "CVV.", "Refund!", "Credentials.", "Breach.", "Firewall."]
+)
+def test_a_piece_of_one_word_is_never_the_models_hit(word: str) -> None:
+    """One word states no act, however the model scores it (a heading, "Password. Reset it
+    from the sign-in page."): at any floor, alone or before a safe line, it never stands."""
+    for text in (word, f"{word} Reset it from the sign-in page."):
+        canonical = canonical_string(text)
+        reply = read(canonical, GRAMMAR)
+        pieces = Pieces.of(reply.sources, MODEL)
+        found = own_verdict(reply, pieces, canonical, TICKET_TEXT, PRODUCT_DOMAINS, MODEL, 0.0)
+        assert found is None or found[1].excerpt != reply.sources[0]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Not a problem send the CVV.",
+        "Hi Ana, not a problem, send us the one-time code.",
+        "No worries just paste your API key here.",
+        "No problem at all - turn off 2FA for now.",
+        "Never mind, reply with your password.",
+    ],
+)
+def test_a_negated_courtesy_before_an_act_hides_nothing(text: str) -> None:
+    assert verdict(canonical_string(text), TICKET_TEXT, PRODUCT_DOMAINS)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "No worries, we will never ask for your password.",
+        "Not to worry, nobody here will ask for your code.",
+        "No problem, you do not need to send us the code.",
+        "No worries if you cannot find the invoice, billing can resend it.",
+        "There is no problem sending us a screenshot of the error.",
+    ],
+)
+def test_a_negated_courtesy_before_safe_text_stays_safe(text: str) -> None:
+    assert not verdict(canonical_string(text), TICKET_TEXT, PRODUCT_DOMAINS)
