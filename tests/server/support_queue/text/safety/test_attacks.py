@@ -115,9 +115,10 @@ BEYOND_THE_CANONICAL_TEXT: dict[str, Callable[[str], str]] = {
 }
 """Disguises the canonical text reads only in part (a known limit, issue 20): a cut whose halves
 are both words ("pass word", "for ward", "out age") stays two words, and so does a word cut at a
-line break, which also ends the rules' sentence, and a word cut by a hyphen, which a reader sees
-("ref-und") and which joins real compounds ("non-profits"); digits for most letters of a word ("1nv01c3")
-read as a code, not a word."""
+line break, which also ends the rules' sentence; a word cut by a hyphen stays two words in the
+canonical text (a hyphen joins real compounds), and the safety verdict reads it joined too
+where one half is no word ("cre-dentials"), so only halves that are both words escape; digits
+for most letters of a word ("1nv01c3") read as a code, not a word."""
 
 
 @pytest.mark.xfail(strict=True, reason="known limit (issue 20): the model catches 94.1%")

@@ -1345,9 +1345,12 @@ def test_a_piece_of_one_word_is_never_the_models_hit(word: str) -> None:
         "No worries just paste your API key here.",
         "No problem at all - turn off 2FA for now.",
         "Never mind, reply with your password.",
+        "Reply with your cre-dentials.",  # a word cut by a hyphen, read as a reader reads it
+        "Please dis-able 2FA for now.",
+        "Not a problem, please reply with your cre-dentials.",
     ],
 )
-def test_a_negated_courtesy_before_an_act_hides_nothing(text: str) -> None:
+def test_a_negated_courtesy_or_a_hyphen_cut_hides_nothing(text: str) -> None:
     assert verdict(canonical_string(text), TICKET_TEXT, PRODUCT_DOMAINS)
 
 
@@ -1359,7 +1362,9 @@ def test_a_negated_courtesy_before_an_act_hides_nothing(text: str) -> None:
         "No problem, you do not need to send us the code.",
         "No worries if you cannot find the invoice, billing can resend it.",
         "There is no problem sending us a screenshot of the error.",
+        "Please sign-in and re-enter your pass-word on the log-in page.",
+        "No worries, we will never ask for your pass-word.",
     ],
 )
-def test_a_negated_courtesy_before_safe_text_stays_safe(text: str) -> None:
+def test_a_negated_courtesy_or_a_hyphen_before_safe_text_stays_safe(text: str) -> None:
     assert not verdict(canonical_string(text), TICKET_TEXT, PRODUCT_DOMAINS)
