@@ -101,15 +101,14 @@ def verdict(response: str, ticket_text: str, own_domains: tuple[str, ...]) -> li
     written and, if that finds nothing, as a reader reads what can hide an act: without its
     negated courtesies (`NEGATED_INTERJECTION`) and with its hyphen-cut words joined
     (canonical.py `hyphen_cuts_joined`: "cre-dentials"). Neither reading states an act that
-    was not written, and each is judged only where it differs from the reply."""
+    was not written, and each is judged only where it differs from the reply. (The training
+    script's cross-validation judges the reply as written: these readings change no row.)"""
     hits = judge(response, ticket_text, own_domains, model.MODEL)
     if hits:
         return hits
-    courteous = NEGATED_INTERJECTION.search(response) is not None
-    read_through = NEGATED_INTERJECTION.sub(r"\1", response) if courteous else response
-    read_through = hyphen_cuts_joined(read_through)
+    read_through = hyphen_cuts_joined(NEGATED_INTERJECTION.sub(r"\1", response))
     if read_through == response:
-        return hits
+        return []
     return judge(read_through, ticket_text, own_domains, model.MODEL)
 
 
