@@ -495,12 +495,7 @@ def _disguises_read(text: str) -> str:
     """Step 5's letters written as signs and words cut in two (accents: `_unmarked`)."""
     if _LEET_HINT.search(text):
         text = _LEET_WORD.sub(_unleet, text)
-    while True:
-        fragments = _fragments(text)
-        joined = _halves_joined(text, fragments) if fragments else text
-        if joined == text:
-            return text
-        text = joined
+    return _cut_words_joined(text, _CUTS)
 
 
 def _fragments(text: str) -> frozenset[str]:
@@ -539,18 +534,25 @@ def hyphen_cuts_joined(text: str) -> str:
     canonical text, where a hyphen also joins real compounds and the word rule splits at it;
     the safety verdict reads a reply this way too (safety/verdict.py), so a hyphen cannot
     hide an act."""
+    return _cut_words_joined(text, HYPHEN_CUT) if "-" in text else text
+
+
+def _cut_words_joined(text: str, cuts: frozenset[str]) -> str:
+    """`_halves_joined` at `cuts` until nothing changes (a joined word may be the half of a
+    longer one)."""
     while True:
-        fragments = _fragments(text) if "-" in text else frozenset()
-        joined = _halves_joined(text, fragments, HYPHEN_CUT) if fragments else text
+        fragments = _fragments(text)
+        joined = _halves_joined(text, fragments, cuts) if fragments else text
         if joined == text:
             return text
         text = joined
 
 
-def _halves_joined(text: str, fragments: frozenset[str], cuts: frozenset[str] = _CUTS) -> str:
-    """One pass of joining a word cut in two by one space or line break (or one of `cuts`),
-    where one of the halves (two letters or more each) is a fragment and the two joined are a
-    word: "ref und" -> "refund", while "pass word", "log in" and names stay apart."""
+def _halves_joined(text: str, fragments: frozenset[str], cuts: frozenset[str]) -> str:
+    """One pass of joining a word cut in two at one of `cuts` (a space or line break in the
+    canonical text, a hyphen in `hyphen_cuts_joined`), where one of the halves (two letters or
+    more each) is a fragment and the two joined are a word: "ref und" -> "refund", while
+    "pass word", "log in" and names stay apart."""
     out, last = [], 0
     runs = list(_LETTER_RUN.finditer(text))
     i = 0

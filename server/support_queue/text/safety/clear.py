@@ -137,7 +137,7 @@ class Clarity:
         if (
             rule.history
             and not self._spoken(tokens, at)
-            and self._dated_past(reply, sentence, span)
+            and self._dated_past(reply, sentence, tokens, (at, last))
         ):
             return False  # "billing approved the refund on Tuesday": the account's history
         if self._third_party_before(rule, tokens, cut, at):
@@ -197,25 +197,22 @@ class Clarity:
         subject = _left_of(tokens, at, self._auxiliaries)
         return subject >= 0 and tokens[subject] in self._speakers
 
-    def _dated_past(self, reply: Reply, sentence: int, span: tuple[int, int]) -> bool:
-        """True if the match holds a verb in the past tense and its clause dates it. A
-        participle after a present or future auxiliary is no past: "the fix *will be
-        deployed* on Thursday", "it *is waived* from Monday"."""
-        first, last = span
-        if not any(self._past_at(reply, i) for i in range(first, last + 1)):
-            return False
+    def _dated_past(
+        self, reply: Reply, sentence: int, tokens: tuple[str, ...], act: tuple[int, int]
+    ) -> bool:
+        """True if the match (`act`: its first and last token in the sentence's `tokens`) holds
+        a verb in the past tense and its clause dates it. A participle after a present or
+        future auxiliary is no past: "the fix *will be deployed* on Thursday", "it *is waived*
+        from Monday"."""
+        at, last = act
         start = reply.sentence_starts[sentence]
-        tokens = reply.tokens[start : start + reply.sentence_lengths[sentence]]
-        opens = next((i + 1 for i in range(first - start - 1, -1, -1) if tokens[i] == CLAUSE), 0)
-        closes = next(
-            (i for i in range(last - start + 1, len(tokens)) if tokens[i] == CLAUSE), None
-        )
+        if not any(self._past_at(reply, start + i) for i in range(at, last + 1)):
+            return False
+        opens = next((i + 1 for i in range(at - 1, -1, -1) if tokens[i] == CLAUSE), 0)
+        closes = next((i for i in range(last + 1, len(tokens)) if tokens[i] == CLAUSE), None)
         low = reply.starts[start + opens]
-        high = (
-            reply.starts[start + closes]
-            if closes is not None
-            else reply.offset_of_sentence(sentence + 1)
-        )
+        end = reply.offset_of_sentence(sentence + 1)
+        high = end if closes is None else reply.starts[start + closes]
         return self._dated is not None and self._dated.search(reply.text, low, high) is not None
 
     def _past_at(self, reply: Reply, i: int) -> bool:
